@@ -1,0 +1,131 @@
+"""Render passes: the pass counter and prepared (reusable) passes.
+
+Every kernel run is one render pass: bind input textures, set uniforms, attach 1..8 output
+textures to a framebuffer, set the viewport (whole output or a sub-rectangle) and the blend
+mode, draw one triangle covering the viewport. The :class:`PassCounter` records each pass under
+the current phase label (``with device.phase("forward"): ...``), with the number of fragments
+shaded and, when timing is on, the GPU time from timer queries. The pass-count reports read it.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from contextlib import contextmanager
+
+BLEND_MODES = (None, "add", "max", "min")
+
+
+def blend_mode(blend) -> str | None:
+    if blend is True:
+        return "add"
+    if blend is False or blend is None:
+        return None
+    if blend not in BLEND_MODES:
+        raise ValueError(f"blend must be False, True/'add', 'max' or 'min', got {blend!r}")
+    return blend
+
+
+class PassCounter:
+    """Counts passes, fragments and (optionally) GPU nanoseconds per phase label."""
+
+    def __init__(self):
+        self.label = "default"
+        self.passes: dict[str, int] = defaultdict(int)
+        self.fragments: dict[str, int] = defaultdict(int)
+        self.gpu_ns: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def phase(self, label: str):
+        previous, self.label = self.label, str(label)
+        try:
+            yield self
+        finally:
+            self.label = previous
+
+    def record(self, fragments: int, gpu_ns: int | None = None) -> None:
+        label = self.label
+        self.passes[label] += 1
+        self.fragments[label] += fragments
+        if gpu_ns is not None:
+            self.gpu_ns[label] += gpu_ns
+
+    def reset(self) -> None:
+        self.passes.clear()
+        self.fragments.clear()
+        self.gpu_ns.clear()
+
+    @property
+    def total(self) -> int:
+        return sum(self.passes.values())
+
+    def snapshot(self) -> dict:
+        """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms"}}."""
+        out = {}
+        for label in self.passes:
+            out[label] = {"passes": self.passes[label], "fragments": self.fragments[label],
+                          "gpu_ms": self.gpu_ns.get(label, 0) / 1e6}
+        return out
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v}" for k, v in self.passes.items())
+        return f"PassCounter({inner})"
+
+
+class Pass:
+    """A prepared render pass: program, framebuffer and bindings resolved once.
+
+    ``run(**uniforms)`` draws with as little Python work per call as the raw moderngl calls
+    need; ``bind(name=array)`` swaps an input or output for one of the same layout (ping-pong).
+    Made by :meth:`shadergpgpu.device.Device.prepare`.
+    """
+
+    def __init__(self, device, kernel, inputs: dict, outputs: dict, uniforms: dict,
+                 blend, rect):
+        self.device = device
+        self.kernel = kernel
+        self.inputs = dict(inputs)
+        self.outputs = dict(outputs)
+        self.blend = blend_mode(blend)
+        self.rect = rect
+        self.uniforms = {}
+        self._refresh()
+        self.set(**uniforms)
+
+    def _refresh(self):
+        dev = self.device
+        self._units = [(self.inputs[n], u) for n, u in self.kernel.units]
+        outs = [self.outputs[n] for n in self.kernel.output_names]
+        self._fbo = dev._framebuffer(outs)
+        self._viewport, self._fragments = dev._viewport(outs, self.rect)
+
+    def set(self, **uniforms) -> "Pass":
+        """Set uniform values that stay until changed."""
+        for k, v in uniforms.items():
+            u = self.kernel.uniform(k)
+            if u is not None:
+                self.uniforms[k] = (u, v)
+        return self
+
+    def bind(self, **arrays) -> "Pass":
+        """Replace inputs/outputs by arrays of the same layout (e.g. swap ping-pong buffers)."""
+        for k, a in arrays.items():
+            table = self.inputs if k in self.inputs else self.outputs if k in self.outputs else None
+            if table is None:
+                raise KeyError(f"this pass has no input or output named {k!r}")
+            if a.layout != table[k].layout:
+                raise ValueError(f"{k}: new array's layout differs from the prepared one")
+            table[k] = a
+        self.device._check_no_feedback(self.inputs, self.outputs)
+        self._refresh()
+        return self
+
+    def run(self, **uniforms) -> None:
+        dev = self.device
+        if uniforms:
+            self.set(**uniforms)
+        for arr, unit in self._units:
+            arr.bind(unit)
+        for u, v in self.uniforms.values():
+            u.value = v
+        dev._draw(self.kernel, self._fbo, self._viewport, self.blend, self._fragments)
+
+    __call__ = run
