@@ -125,6 +125,7 @@ class DeviceArray:
     def set(self, x) -> "DeviceArray":
         """Upload new contents of the same shape."""
         self._check()
+        self.device.activate()
         a = as_float32(x)
         if a.shape != self.shape:
             raise ValueError(f"cannot write an array of shape {a.shape} into a DeviceArray "
@@ -135,6 +136,7 @@ class DeviceArray:
     def get(self) -> np.ndarray:
         """Download to a new float32 numpy array of the array's shape."""
         self._check()
+        self.device.activate()
         raw = np.frombuffer(self.texture.read(), dtype=np.float32)
         logical = self.layout.unpack_array(raw)
         return _from_logical(logical, self.shape)

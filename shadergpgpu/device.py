@@ -1,3 +1,4 @@
+# TEAM NOTE (temporary): engineers, read /tmp/common_brief.md before starting (team rules).
 """The device: one GL context with its capabilities, texture pool, shader library and counter.
 
     >>> import numpy as np, shadergpgpu as sg
@@ -40,6 +41,7 @@ class Kernel:
         self.vao = device.ctx.vertex_array(program, [])
         self._declared = set(_UNIFORM_DECL.findall(source_text))
         self._uniforms: dict = {}
+        self.owner = None  # the Pass whose uniform values the program holds now
         for name, unit in self.units:
             if name in program:
                 program[name].value = unit
@@ -83,6 +85,8 @@ class Device:
                  window_size=(512, 512), title: str = "shadergpgpu", shader_root=None):
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
                                                             window_size, title)
+        _current[0] = None
+        self.activate()
         self.caps = _context.probe(self.ctx, backend)
         _context.check(self.caps)
         limit = self.caps.max_texture_size
@@ -98,18 +102,28 @@ class Device:
         self._kernels: dict = {}
         self._fbos: dict = {}
         self._blend = None
-        self._viewport_now = None
         self._lock = threading.RLock()
-        self.ctx.disable(0x0BE2)  # GL_BLEND off until a pass asks for it
+        self.ctx.disable(1)  # moderngl.BLEND: off until a pass asks for it
         import moderngl
         self._mgl = moderngl
         self.ctx.blend_func = moderngl.ONE, moderngl.ONE
+
+    def activate(self) -> None:
+        """Make this device's GL context current (several devices may live in one process)."""
+        if _current[0] is not self:
+            if self.window is not None:
+                import glfw
+                glfw.make_context_current(self.window)
+            else:
+                self.ctx.mglo.__enter__()
+            _current[0] = self
 
     # ---- arrays -----------------------------------------------------------------------
     def layout(self, shape, packed: bool = True, order: str = "row") -> Layout:
         return layout_for(shape, packed, order, self.max_texture_size)
 
     def _new(self, shape, layout: Layout) -> DeviceArray:
+        self.activate()
         return DeviceArray(self, layout, shape, self.pool.take(layout.tex_size))
 
     def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
@@ -188,6 +202,7 @@ class Device:
         blend : False, True/"add" (accumulate: dst += src), "max" or "min".
         rect : (x, y, w, h) sub-rectangle of the output texture to shade; default all of it.
         """
+        self.activate()
         inputs = inputs or {}
         outs = _output_table(outputs)
         self._validate(inputs, outs)
@@ -199,6 +214,7 @@ class Device:
                 u = k.uniform(name)
                 if u is not None:
                     u.value = v
+        k.owner = None
         arrs = list(outs.values())
         viewport, frags = self._viewport(arrs, rect)
         self._draw(k, self._framebuffer(arrs), viewport, blend_mode(blend), frags)
@@ -207,6 +223,7 @@ class Device:
                 uniforms: dict | None = None, defines: dict | None = None, blend=False,
                 rect=None) -> Pass:
         """A reusable :class:`~shadergpgpu.passes.Pass` (same arguments as :meth:`run`)."""
+        self.activate()
         inputs = inputs or {}
         outs = _output_table(outputs)
         self._validate(inputs, outs)
@@ -254,38 +271,47 @@ class Device:
     def _viewport(arrs, rect):
         w, h = arrs[0].layout.tex_size
         if rect is None:
-            return (0, 0, w, h), w * h
+            return None, w * h
         x, y, rw, rh = (int(v) for v in rect)
         if x < 0 or y < 0 or rw < 1 or rh < 1 or x + rw > w or y + rh > h:
             raise ValueError(f"rect {tuple(rect)} is not inside the {w}x{h} output texture")
         return (x, y, rw, rh), rw * rh
 
     def _draw(self, kernel: Kernel, fbo, viewport, blend, fragments: int) -> None:
+        """Issue the draw. ``viewport`` is None for the whole output, else a sub-rectangle."""
         ctx = self.ctx
-        fbo.use()
-        ctx.viewport = viewport
-        if blend != self._blend:
+        fbo.use()  # also sets the framebuffer's full viewport
+        if blend is not self._blend:
             if blend is None:
-                ctx.disable(0x0BE2)
+                ctx.disable(1)  # moderngl.BLEND
             else:
-                ctx.enable(0x0BE2)
+                ctx.enable(1)  # moderngl.BLEND
                 ctx.blend_equation = _BLEND_EQ[blend]
             self._blend = blend
+        if viewport is not None:
+            ctx.viewport = viewport
         if self.timing:
             q = ctx.query(time=True)
             with q:
-                kernel.vao.render(4, vertices=3)
+                kernel.vao.render(4, 3)
             self.counter.record(fragments, q.elapsed)
         else:
-            kernel.vao.render(4, vertices=3)
-            self.counter.record(fragments)
+            kernel.vao.render(4, 3)
+            c = self.counter
+            label = c.label
+            c.passes[label] += 1
+            c.fragments[label] += fragments
+        if viewport is not None:
+            fbo.viewport = (0, 0) + fbo.size
 
     def finish(self) -> None:
         """Wait until the GPU has finished every pass issued so far."""
+        self.activate()
         self.ctx.finish()
 
     def release(self) -> None:
         """Release every GL object this device made and the context itself."""
+        self.activate()
         for f in self._fbos.values():
             f.release()
         self._fbos.clear()
@@ -296,6 +322,7 @@ class Device:
         try:
             self.ctx.release()
         finally:
+            _current[0] = None
             if self.window is not None:
                 import glfw
                 glfw.destroy_window(self.window)
@@ -317,6 +344,7 @@ def _shape_tuple(shape) -> tuple:
 
 
 _default = None
+_current = [None]  # the Device whose context is current on this thread
 
 
 def get_device(**kwargs) -> Device:

@@ -192,7 +192,29 @@ class Layout:
                 f"    return texelFetch({name}, {name}_coord(gi, gj), 0);\n}}\n"
                 f"float {name}_at(int r, int c) {{\n{at}}}\n"
                 f"float {name}_get(int i) {{\n"
-                f"    return {name}_at(i / {self.cols}, i % {self.cols});\n}}\n")
+                f"    return {name}_at(i / {self.cols}, i % {self.cols});\n}}\n"
+                + self.glsl_linear(name))
+
+    def glsl_linear(self, name: str) -> str:
+        """Accessors for walking the texel grid as one run (reductions over every element).
+
+        Emitted:
+          ``const int NAME_N_TEXELS``            texels in the grid (wrap padding excluded)
+          ``ivec2 NAME_grid_of(int t)``          grid (gi, gj) of the t-th texel, row by row
+          ``ivec4 NAME_flat(int gi, int gj)``    row-major flat logical index of each of the
+                                                 texel's 4 components; -1 for padding lanes
+        """
+        i, j = ("r", "c") if self.order == "row" else ("c", "r")
+        lanes = "ivec4(0, 1, 2, 3)" if self.pack == 4 else "ivec4(0, 1 << 30, 1 << 30, 1 << 30)"
+        return (f"const int {name}_N_TEXELS = {self.n_texels};\n"
+                f"ivec2 {name}_grid_of(int t) {{\n"
+                f"    return ivec2(t / {self.grid_w}, t % {self.grid_w});\n}}\n"
+                f"ivec4 {name}_flat(int gi, int gj) {{\n"
+                f"    ivec4 {j} = gj * {self.pack} + {lanes};\n"
+                f"    ivec4 {i} = ivec4(gi);\n"
+                f"    bvec4 ok = lessThan({j}, ivec4({self.minor}));\n"
+                f"    ivec4 keep = ivec4(ok);\n"
+                f"    return (r * {self.cols} + c) * keep + (keep - 1);\n}}\n")
 
     def glsl_output(self, name: str, location: int) -> str:
         """Declaration of output ``name`` at ``location`` and its position helpers.
@@ -214,6 +236,86 @@ class Layout:
                 self._glsl_constants(name) +
                 f"ivec2 {name}_grid() {{\n{grid}}}\n"
                 f"bool {name}_inside() {{\n{inside}}}\n")
+
+
+@dataclass(frozen=True)
+class BufferLayout:
+    """A ``rows x cols`` float32 matrix packed row-major in a linear buffer of RGBA32F texels.
+
+    Texel ``t = gi * grid_w + gj`` holds ``M[gi, 4*gj:4*gj+4]`` (the row's end zero-padded):
+    the texel order of a packed row-major :class:`Layout`, wrapped or not, so a texture of
+    :meth:`texture_layout` read back in memory order fills the buffer. Shaders read it through
+    ``samplerBuffer NAME`` (a texture buffer object, see :mod:`shadergpgpu.glraw`).
+    """
+
+    rows: int
+    cols: int
+
+    def __post_init__(self):
+        for name in ("rows", "cols"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        object.__setattr__(self, "rows", int(self.rows))
+        object.__setattr__(self, "cols", int(self.cols))
+
+    @property
+    def grid_w(self) -> int:
+        return _ceil_div(self.cols, 4)
+
+    @property
+    def grid_h(self) -> int:
+        return self.rows
+
+    @property
+    def n_texels(self) -> int:
+        return self.grid_h * self.grid_w
+
+    @property
+    def nbytes(self) -> int:
+        return self.n_texels * 16
+
+    def index_of(self, r: int, c: int) -> tuple[int, int]:
+        """(texel index, component) that holds element (r, c)."""
+        gj, comp = divmod(c, 4)
+        return (r * self.grid_w + gj, comp)
+
+    def texture_layout(self, max_size: int = DEFAULT_MAX_SIZE) -> Layout:
+        """The 2-D texture layout whose texels, in memory order, are this buffer's texels."""
+        return Layout(self.rows, self.cols, packed=True, order="row", max_size=max_size)
+
+    def pack_array(self, a: np.ndarray) -> np.ndarray:
+        """Logical (rows, cols) array -> (n_texels, 4) float32 buffer contents."""
+        a = np.asarray(a, dtype=np.float32)
+        if a.shape != (self.rows, self.cols):
+            raise ValueError(f"array of shape {a.shape} does not match buffer layout "
+                             f"{self.rows}x{self.cols}")
+        out = np.zeros((self.rows, self.grid_w * 4), dtype=np.float32)
+        out[:, : self.cols] = a
+        return out.reshape(-1, 4)
+
+    def glsl_input(self, name: str) -> str:
+        """Declarations and accessors for reading this layout through ``samplerBuffer name``.
+
+        Emitted functions:
+          ``int   NAME_index(int gi, int gj)``  buffer texel index of grid texel (gi, gj)
+          ``vec4  NAME_texel(int gi, int gj)``  grid texel (gi, gj): M[gi, 4gj .. 4gj+3]
+          ``float NAME_at(int r, int c)``       logical element (r, c)
+          ``float NAME_get(int i)``             logical element i in row-major flat order
+        """
+        return (f"uniform samplerBuffer {name};\n"
+                f"const int {name}_ROWS = {self.rows};\n"
+                f"const int {name}_COLS = {self.cols};\n"
+                f"const int {name}_GRID_W = {self.grid_w};\n"
+                f"const int {name}_GRID_H = {self.grid_h};\n"
+                f"int {name}_index(int gi, int gj) {{\n"
+                f"    return gi * {self.grid_w} + gj;\n}}\n"
+                f"vec4 {name}_texel(int gi, int gj) {{\n"
+                f"    return texelFetch({name}, {name}_index(gi, gj));\n}}\n"
+                f"float {name}_at(int r, int c) {{\n"
+                f"    return {name}_texel(r, c >> 2)[c & 3];\n}}\n"
+                f"float {name}_get(int i) {{\n"
+                f"    return {name}_at(i / {self.cols}, i % {self.cols});\n}}\n")
 
 
 def layout_for(shape, packed: bool = True, order: str = "row",

@@ -41,10 +41,11 @@ class PassCounter:
         finally:
             self.label = previous
 
-    def record(self, fragments: int, gpu_ns: int | None = None) -> None:
+    def record(self, fragments: int, gpu_ns: int | None = None, count: int = 1) -> None:
+        """Record ``count`` passes of ``fragments`` fragments each under the current label."""
         label = self.label
-        self.passes[label] += 1
-        self.fragments[label] += fragments
+        self.passes[label] += count
+        self.fragments[label] += fragments * count
         if gpu_ns is not None:
             self.gpu_ns[label] += gpu_ns
 
@@ -92,17 +93,20 @@ class Pass:
 
     def _refresh(self):
         dev = self.device
-        self._units = [(self.inputs[n], u) for n, u in self.kernel.units]
+        self._binds = [(_binder(self.inputs[n]), u) for n, u in self.kernel.units]
         outs = [self.outputs[n] for n in self.kernel.output_names]
         self._fbo = dev._framebuffer(outs)
         self._viewport, self._fragments = dev._viewport(outs, self.rect)
 
     def set(self, **uniforms) -> "Pass":
         """Set uniform values that stay until changed."""
-        for k, v in uniforms.items():
-            u = self.kernel.uniform(k)
+        k = self.kernel
+        for name, v in uniforms.items():
+            u = k.uniform(name)
             if u is not None:
-                self.uniforms[k] = (u, v)
+                self.uniforms[name] = (u, v)
+                if k.owner is self:
+                    u.value = v
         return self
 
     def bind(self, **arrays) -> "Pass":
@@ -120,12 +124,47 @@ class Pass:
 
     def run(self, **uniforms) -> None:
         dev = self.device
+        dev.activate()
+        k = self.kernel
         if uniforms:
             self.set(**uniforms)
-        for arr, unit in self._units:
-            arr.bind(unit)
-        for u, v in self.uniforms.values():
-            u.value = v
-        dev._draw(self.kernel, self._fbo, self._viewport, self.blend, self._fragments)
+        if k.owner is not self:  # another pass or run() used this program since: restore ours
+            for u, v in self.uniforms.values():
+                u.value = v
+            k.owner = self
+        for use, unit in self._binds:
+            use(unit)
+        dev._draw(k, self._fbo, self._viewport, self.blend, self._fragments)
 
     __call__ = run
+
+    def repeat(self, name: str, values) -> int:
+        """Run the pass once per value of uniform ``name`` (e.g. a loop index); returns the count.
+
+        Same result as ``for v in values: self.run(**{name: v})``, and each draw is still one
+        counted render pass, but inputs, framebuffer, viewport and blend mode are bound once and
+        each further pass costs one uniform write and one draw (for long multipass loops such as
+        one accumulating pass per training vector). With ``timing=True`` it runs pass by pass.
+        """
+        values = list(values)
+        if not values:
+            return 0
+        u = self.kernel.uniform(name)
+        if self.device.timing or u is None or len(values) == 1:
+            for v in values:
+                self.run(**{name: v})
+            return len(values)
+        self.run(**{name: values[0]})
+        render = self.kernel.vao.render
+        for v in values[1:]:
+            u.value = v
+            render(4, vertices=3)
+        self.uniforms[name] = (u, values[-1])
+        self.device.counter.record(self._fragments, count=len(values) - 1)
+        return len(values)
+
+
+def _binder(arr):
+    """The cheapest callable that binds ``arr`` to a texture unit."""
+    tex = getattr(arr, "texture", None)
+    return tex.use if tex is not None and type(arr).__name__ == "DeviceArray" else arr.bind

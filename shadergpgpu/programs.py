@@ -70,7 +70,7 @@ class ShaderLibrary:
     def __init__(self, ctx, root: Path | None = None):
         self.ctx = ctx
         self.root = Path(root) if root is not None else shaders_root()
-        self._files: dict[Path, str] = {}
+        self._files: dict[Path, tuple] = {}
         self._programs: dict[str, object] = {}
         self.vertex_source = self._read(self.root / "common" / "fullscreen.vert")
         self.compiles = 0
@@ -90,11 +90,12 @@ class ShaderLibrary:
                                 + ", ".join(str(c) for c in candidates) + ")")
 
     def _read(self, path: Path) -> str:
-        text = self._files.get(path)
-        if text is None:
-            text = path.read_text()
-            self._files[path] = text
-        return text
+        stamp = path.stat().st_mtime_ns
+        hit = self._files.get(path)
+        if hit is None or hit[0] != stamp:
+            hit = (stamp, path.read_text())
+            self._files[path] = hit
+        return hit[1]
 
     def _display(self, path: Path) -> str:
         try:

@@ -1,0 +1,62 @@
+// Arg-min / arg-max reduction level, structure of arrays: values and indices are separate
+// outputs (VAL, IDX), each lane of a texel an independent candidate; select-style updates
+// (mix with a bvec) instead of branches. Ties go to the lower index, so the result equals
+// numpy's argmin/argmax. A NaN candidate always wins (the host reports it as an error).
+//
+// The including shader defines, before including this file,
+//   void candidates(int t, out vec4 v, out vec4 idx)
+// giving source texel t's four candidate values and flat indices (WORST / NO_INDEX for lanes
+// that are not eligible). Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at grid
+// column `slot` as (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
+#include "argbest_defs.glsl"
+
+uniform int stride;   // output texels of this level
+uniform int slot;     // FINAL: grid column of the result texel
+uniform int n_src;    // source texels
+
+bvec4 better(vec4 v, vec4 i, vec4 bv, vec4 bi) {
+#if MODE_MAX
+    vec4 strict = vec4(greaterThan(v, bv));
+#else
+    vec4 strict = vec4(lessThan(v, bv));
+#endif
+    vec4 tie = vec4(equal(v, bv)) * vec4(lessThan(i, bi));
+    return bvec4(strict + tie + vec4(isnan(v)));
+}
+
+void main() {
+#ifdef FINAL
+    int f = RES_grid().y - slot;
+#else
+    int f = VAL_grid().y;
+#endif
+    vec4 bv = vec4(worst_value());
+    vec4 bi = vec4(NO_INDEX);
+    for (int k = 0; k < FANIN; ++k) {
+        int t = f + k * stride;
+        if (t < n_src) {
+            vec4 v, i;
+            candidates(t, v, i);
+            bvec4 take = better(v, i, bv, bi);
+            bv = mix(bv, v, take);
+            bi = mix(bi, i, take);
+        }
+    }
+#ifdef FINAL
+    // fold the four lanes: (x, y) and (z, w), then the two winners
+    bvec4 t1 = better(bv.yyww, bi.yyww, bv.xxzz, bi.xxzz);
+    vec2 v2 = mix(bv.xz, bv.yw, t1.xz);
+    vec2 i2 = mix(bi.xz, bi.yw, t1.xz);
+    bool t2 = better(vec4(v2.y), vec4(i2.y), vec4(v2.x), vec4(i2.x)).x;
+    float v = t2 ? v2.y : v2.x;
+    float i = t2 ? i2.y : i2.x;
+    float extra = 0.0;
+#ifdef PAYLOAD
+    extra = P0_get(int(min(i, float(P0_ROWS * P0_COLS - 1))));
+#endif
+    RES = vec4(v, i, extra, 0.0);
+#else
+    VAL = bv;
+    IDX = bi;
+#endif
+}
