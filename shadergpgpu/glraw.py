@@ -82,6 +82,12 @@ class GLRaw:
             cls._instance = cls()
         return cls._instance
 
+    def drain(self) -> None:
+        """Clear pending GL errors (left by earlier calls outside this module)."""
+        for _ in range(16):
+            if not self.glGetError():
+                break
+
     def check(self, what: str) -> None:
         err = self.glGetError()
         if err:
@@ -107,6 +113,7 @@ def attach_samplers(kernel, inputs: dict) -> None:
     if not names or done == names:
         return
     gl = GLRaw.get()
+    gl.drain()
     prog = kernel.program.glo
     gl.glUseProgram(prog)
     for name, unit in kernel.units:
@@ -143,6 +150,7 @@ class BufferArray:
         self.buffer = buffer
         self._gl = GLRaw.get()
         _activate(device)
+        self._gl.drain()
         tex = ctypes.c_uint(0)
         self._gl.glGenTextures(1, ctypes.byref(tex))
         self.tex = tex.value

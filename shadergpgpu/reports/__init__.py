@@ -3,7 +3,6 @@
 Each report is a module ``shadergpgpu.reports.NAME`` with ``main(argv) -> int``.
 """
 REPORTS = {
-    "engine": "shadergpgpu.reports.engine",
     "backprop": "shadergpgpu.reports.backprop",
     "sgemm": "shadergpgpu.reports.sgemm",
     "blur": "shadergpgpu.reports.blur",

@@ -1,0 +1,131 @@
+"""Sum, arg-min and arg-max reductions against float64 numpy.
+
+Sums: float32 partial sums in a tree of fan-in runs; asserted within
+|err| <= 1e-5 * sum(|x|) (relative to the sum of magnitudes, since the exact sum may be ~0).
+Arg-reductions: exact, value and index (ties to the lowest index, as numpy).
+"""
+import numpy as np
+import pytest
+
+from shadergpgpu import plans, reduce as R
+
+LAYOUTS = [
+    ((1,), True, "row"),
+    ((7,), True, "row"),
+    ((1000,), True, "row"),
+    ((4099,), False, "row"),
+    ((37, 53), True, "col"),
+    ((37, 53), False, "row"),
+    ((19, 6), False, "col"),
+    ((300, 7), True, "row"),
+]
+
+
+@pytest.mark.parametrize("shape,packed,order", LAYOUTS)
+def test_total_any_layout_wrapped(small_dev, rng, shape, packed, order):
+    # small_dev caps textures at 16 texels, so every array above 16 texels wraps
+    x = rng.standard_normal(shape).astype(np.float32) + 0.25
+    a = small_dev.array(x, packed=packed, order=order)
+    ref = x.astype(np.float64).sum()
+    got = R.total(small_dev, a)
+    assert abs(got - ref) <= 1e-5 * np.abs(x).astype(np.float64).sum()
+    dres = R.total_device(small_dev, a)
+    assert dres.shape == (1,)
+    assert dres.get()[0] == np.float32(got)
+    dres.release()
+
+
+def test_total_padding_excluded_after_kernel_writes(dev):
+    # a kernel writing every texel (padding lanes included) must not leak into the sum
+    a = dev.empty((10,))
+    dev.fill(a, 2.0)        # 3 texels, 12 lanes of 2.0; only 10 are logical
+    assert R.total(dev, a) == 20.0
+
+
+def test_total_large_and_numpy_input(dev, rng):
+    x = rng.random(200_001)
+    got = R.total(dev, x)
+    assert abs(got - x.sum()) <= 1e-5 * x.sum()
+    assert R.total(dev, np.ones((3, 5))) == 15.0
+
+
+@pytest.mark.parametrize("fanin", [2, 3, 16, 64])
+def test_total_fanin_and_pass_plan(dev, rng, fanin):
+    n = 5000
+    x = rng.standard_normal(n).astype(np.float32)
+    a = dev.array(x)
+    dev.counter.reset()
+    with dev.phase("reduce"):
+        got = R.total(dev, a, fanin=fanin)
+    assert abs(got - x.astype(np.float64).sum()) <= 1e-5 * np.abs(x).sum()
+    exp = plans.get_plan("reduce/sum").expected(n=n, fanin=fanin)
+    assert dev.counter.snapshot()["reduce"]["passes"] == exp["reduce"]
+    assert exp["reduce"] == int(np.ceil(np.log(np.ceil(n / 4)) / np.log(fanin) - 1e-12))
+
+
+@pytest.mark.parametrize("shape,packed,order", LAYOUTS)
+def test_argmin_argmax_exact(small_dev, rng, shape, packed, order):
+    x = rng.standard_normal(shape).astype(np.float32)
+    a = small_dev.array(x, packed=packed, order=order)
+    k = int(np.argmin(x))
+    assert R.argmin(small_dev, a) == (float(x.flat[k]), k)
+    k = int(np.argmax(x))
+    assert R.argmax(small_dev, a) == (float(x.flat[k]), k)
+
+
+@pytest.mark.parametrize("fanin", [2, 5, 16])
+def test_ties_go_to_lowest_index(dev, rng, fanin):
+    # few distinct values: many ties, the winner must be numpy's first occurrence
+    for n in (3, 64, 1001, 7777):
+        x = rng.integers(-3, 4, size=n).astype(np.float32)
+        assert R.argmin(dev, x, fanin=fanin) == (float(x.min()), int(np.argmin(x)))
+        assert R.argmax(dev, x, fanin=fanin) == (float(x.max()), int(np.argmax(x)))
+    z = np.zeros(999)
+    assert R.argmax(dev, z) == (0.0, 0)
+
+
+@pytest.mark.parametrize("layout_mask", [True, False])
+def test_masked(small_dev, rng, layout_mask):
+    x = rng.integers(-5, 5, size=(23, 31)).astype(np.float32)
+    m = rng.random(x.shape) < 0.2
+    a = small_dev.array(x, packed=True, order="col")
+    if layout_mask:
+        mask = m                                   # uploaded in a's layout
+    else:
+        mask = small_dev.array(m.astype(np.float32), packed=False, order="row")
+    idx = np.flatnonzero(m.ravel())
+    kmin = idx[np.argmin(x.ravel()[idx])]
+    kmax = idx[np.argmax(x.ravel()[idx])]
+    assert R.argmin(small_dev, a, mask=mask) == (float(x.flat[kmin]), int(kmin))
+    assert R.argmax(small_dev, a, mask=mask) == (float(x.flat[kmax]), int(kmax))
+
+
+def test_device_variant_and_empty_mask(dev):
+    x = np.array([3.0, 1.0, 2.0, 1.0, 5.0])
+    r = R.argmin_device(dev, x)
+    assert r.shape == (2,) and list(r.get()) == [1.0, 1.0]
+    r = R.argmax_device(dev, x, mask=np.zeros(5))
+    v, i = r.get()
+    assert v == -np.inf and i == R.MAX_INDEX
+    with pytest.raises(ValueError, match="no element"):
+        R.argmax(dev, x, mask=np.zeros(5))
+
+
+def test_errors(dev):
+    with pytest.raises(ValueError, match="NaN"):
+        R.argmin(dev, np.array([1.0, np.nan]))
+    d = dev.array(np.array([1.0, np.nan, -1.0]))
+    with pytest.raises(ValueError, match="NaN"):
+        R.argmax(dev, d)
+    with pytest.raises(ValueError, match="mask has shape"):
+        R.argmin(dev, np.ones(4), mask=np.ones(5))
+    with pytest.raises(ValueError, match="fanin"):
+        R.total(dev, np.ones(4), fanin=1)
+    with pytest.raises(TypeError, match="arr"):
+        R.total(dev, np.array(["a", "b"]))
+    with pytest.raises(ValueError, match="arr"):
+        R.total(dev, np.ones((2, 2, 2)))
+    big = dev.empty((2 ** 12, 2 ** 12))
+    with pytest.raises(ValueError, match="2\\*\\*24"):
+        R.argmin(dev, big)
+    big.release()
