@@ -408,6 +408,10 @@ class BackpropNet:
         """Network outputs (N, MO) of the last forward pass."""
         return self.A[-1].get()[1:].T.astype(np.float64)
 
+    def probe(self, X) -> "Probe":
+        """Outputs of the current weights for other inputs X, kept on the device (displays)."""
+        return Probe(self, X)
+
     def passes_per_step(self) -> dict:
         """Expected passes per phase for one step of this network (its plan)."""
         fn = paper_phases if self.schedule == "paper" else fused_phases
@@ -417,13 +421,39 @@ class BackpropNet:
         for a in self._arrays:
             a.release()
         self._arrays.clear()
-        self.LOSS.release()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.release()
+
+
+class Probe:
+    """Fused forward passes of a :class:`BackpropNet`'s current weights over fixed inputs X.
+
+    ``run()`` returns the output activations as a DeviceArray of shape (MO + 1, n) (row 0 the
+    constant row) without reading anything back; made by :meth:`BackpropNet.probe`.
+    """
+
+    def __init__(self, net, X):
+        dev, L = net.dev, net.sizes
+        X = _check_matrix(X, "X", L[0])
+        n = X.shape[0]
+        self.net = net
+        self.A = [net._array(np.vstack([np.ones((1, n)), X.T]))]
+        self.A += [net._empty((L[m] + 1, n)) for m in range(1, net.K + 1)]
+        df = dict(net.defines, OUTPUT_LAYER=0)
+        self._passes = [[dev.prepare("backprop/fused_forward.frag", self.A[m + 1],
+                                     inputs={"W": net.W[par][m], "A": self.A[m],
+                                             "MASK": self.A[0]}, defines=df)
+                         for m in range(net.K)] for par in (0, 1)]
+
+    def run(self):
+        with self.net.dev.phase("probe"):
+            for p in self._passes[self.net.parity]:
+                p.run()
+        return self.A[-1]
 
 
 def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarray:

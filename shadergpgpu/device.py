@@ -23,7 +23,7 @@ import numpy as np
 from . import context as _context
 from .arrays import DeviceArray, TexturePool, _to_logical, as_float32
 from .layout import Layout, layout_for
-from .passes import Pass, PassCounter, blend_mode
+from .passes import Pass, PassCounter, blend_mode, current_device as _current
 from .programs import ShaderLibrary
 
 _UNIFORM_DECL = re.compile(r"\buniform\s+\w+\s+(\w+)")
@@ -344,7 +344,6 @@ def _shape_tuple(shape) -> tuple:
 
 
 _default = None
-_current = [None]  # the Device whose context is current on this thread
 
 
 def get_device(**kwargs) -> Device:

@@ -295,8 +295,12 @@ class _SumPlain:
         self.chain = SumReduction(dev, layout, result=self.scratch, fanin=fanin)
 
     def run(self, arr, out):
-        self.chain.bind(arr)
-        self.chain.passes[-1].bind(OUT=out)
+        ps = self.chain.passes
+        if len(ps) == 1:
+            ps[0].bind(X=arr, OUT=out)
+        else:
+            ps[-1].bind(OUT=out)
+            ps[0].bind(X=arr)
         self.chain.run()
 
 
@@ -346,9 +350,13 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
                                      a.layout.n_texels, scratch, 0, first_defines=defines,
                                      fanin=fanin), scratch)
     chain, _ = red
-    chain.bind_first(**({"V": a} if m is None else {"V": a, "M": m}))
     out = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
-    chain.passes[-1].bind(RES=out)
+    first = {"V": a} if m is None else {"V": a, "M": m}
+    if chain.n_passes == 1:
+        first["RES"] = out
+    else:
+        chain.passes[-1].bind(RES=out)
+    chain.bind_first(**first)
     chain.run()
     if mine:
         a.release()

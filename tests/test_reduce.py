@@ -7,13 +7,21 @@ Arg-reductions: exact, value and index (ties to the lowest index, as numpy).
 import numpy as np
 import pytest
 
+import shadergpgpu as sg
 from shadergpgpu import plans, reduce as R
+
+
+@pytest.fixture(scope="module")
+def wrap_dev():
+    """Textures capped at 64 texels a side: every array above 64 texels wraps."""
+    d = sg.Device(max_texture_size=64)
+    yield d
 
 LAYOUTS = [
     ((1,), True, "row"),
     ((7,), True, "row"),
     ((1000,), True, "row"),
-    ((4099,), False, "row"),
+    ((3001,), False, "row"),
     ((37, 53), True, "col"),
     ((37, 53), False, "row"),
     ((19, 6), False, "col"),
@@ -22,14 +30,14 @@ LAYOUTS = [
 
 
 @pytest.mark.parametrize("shape,packed,order", LAYOUTS)
-def test_total_any_layout_wrapped(small_dev, rng, shape, packed, order):
-    # small_dev caps textures at 16 texels, so every array above 16 texels wraps
+def test_total_any_layout_wrapped(wrap_dev, rng, shape, packed, order):
+    # wrap_dev caps textures at 64 texels a side: arrays above 64 texels wrap
     x = rng.standard_normal(shape).astype(np.float32) + 0.25
-    a = small_dev.array(x, packed=packed, order=order)
+    a = wrap_dev.array(x, packed=packed, order=order)
     ref = x.astype(np.float64).sum()
-    got = R.total(small_dev, a)
+    got = R.total(wrap_dev, a)
     assert abs(got - ref) <= 1e-5 * np.abs(x).astype(np.float64).sum()
-    dres = R.total_device(small_dev, a)
+    dres = R.total_device(wrap_dev, a)
     assert dres.shape == (1,)
     assert dres.get()[0] == np.float32(got)
     dres.release()
@@ -64,13 +72,13 @@ def test_total_fanin_and_pass_plan(dev, rng, fanin):
 
 
 @pytest.mark.parametrize("shape,packed,order", LAYOUTS)
-def test_argmin_argmax_exact(small_dev, rng, shape, packed, order):
+def test_argmin_argmax_exact(wrap_dev, rng, shape, packed, order):
     x = rng.standard_normal(shape).astype(np.float32)
-    a = small_dev.array(x, packed=packed, order=order)
+    a = wrap_dev.array(x, packed=packed, order=order)
     k = int(np.argmin(x))
-    assert R.argmin(small_dev, a) == (float(x.flat[k]), k)
+    assert R.argmin(wrap_dev, a) == (float(x.flat[k]), k)
     k = int(np.argmax(x))
-    assert R.argmax(small_dev, a) == (float(x.flat[k]), k)
+    assert R.argmax(wrap_dev, a) == (float(x.flat[k]), k)
 
 
 @pytest.mark.parametrize("fanin", [2, 5, 16])
@@ -85,19 +93,19 @@ def test_ties_go_to_lowest_index(dev, rng, fanin):
 
 
 @pytest.mark.parametrize("layout_mask", [True, False])
-def test_masked(small_dev, rng, layout_mask):
+def test_masked(wrap_dev, rng, layout_mask):
     x = rng.integers(-5, 5, size=(23, 31)).astype(np.float32)
     m = rng.random(x.shape) < 0.2
-    a = small_dev.array(x, packed=True, order="col")
+    a = wrap_dev.array(x, packed=True, order="col")
     if layout_mask:
         mask = m                                   # uploaded in a's layout
     else:
-        mask = small_dev.array(m.astype(np.float32), packed=False, order="row")
+        mask = wrap_dev.array(m.astype(np.float32), packed=False, order="row")
     idx = np.flatnonzero(m.ravel())
     kmin = idx[np.argmin(x.ravel()[idx])]
     kmax = idx[np.argmax(x.ravel()[idx])]
-    assert R.argmin(small_dev, a, mask=mask) == (float(x.flat[kmin]), int(kmin))
-    assert R.argmax(small_dev, a, mask=mask) == (float(x.flat[kmax]), int(kmax))
+    assert R.argmin(wrap_dev, a, mask=mask) == (float(x.flat[kmin]), int(kmin))
+    assert R.argmax(wrap_dev, a, mask=mask) == (float(x.flat[kmax]), int(kmax))
 
 
 def test_device_variant_and_empty_mask(dev):
