@@ -1,0 +1,15 @@
+// Fragment ALU ceiling: 8 independent chains of vec4 multiply-adds per fragment, ITERS steps
+// (8 * 4 * 2 * ITERS flops). m is close to 1 so values stay normal; the result is written so
+// nothing is optimised away.
+uniform vec4 m;
+uniform vec4 a;
+void main() {
+    vec4 x0 = vec4(gl_FragCoord.xyxy) * 1e-4;
+    vec4 x1 = x0 + 0.1, x2 = x0 + 0.2, x3 = x0 + 0.3, x4 = x0 + 0.4;
+    vec4 x5 = x0 + 0.5, x6 = x0 + 0.6, x7 = x0 + 0.7;
+    for (int i = 0; i < ITERS; ++i) {
+        x0 = x0 * m + a; x1 = x1 * m + a; x2 = x2 * m + a; x3 = x3 * m + a;
+        x4 = x4 * m + a; x5 = x5 * m + a; x6 = x6 * m + a; x7 = x7 * m + a;
+    }
+    OUT = x0 + x1 + x2 + x3 + x4 + x5 + x6 + x7;
+}
