@@ -541,6 +541,7 @@ class MLP:
         sizes = [X.shape[1], *hidden, T.shape[1]]
         dev = self._device()
         self.loss_curve_, self.loss_steps_ = [], []
+        self.passes_per_step_ = {}
         net = BackpropNet(dev, sizes, X, T, lr=self.lr, schedule=self.schedule,
                           packed=self.packed, seed=self.seed)
         try:

@@ -93,9 +93,12 @@ def result_array(dev, slots: int = 1) -> DeviceArray:
     return dev._new((4 * int(slots),), _vector_layout(dev, slots))
 
 
-def _slot_rect(res: DeviceArray, slot: int) -> tuple:
+def _slot_rect(res: DeviceArray, slot: int, width: int = 1) -> tuple:
     x, y, _ = res.layout.texel_of(0, 4 * int(slot))
-    return (x, y, 1, 1)
+    x2, y2, _ = res.layout.texel_of(0, 4 * (int(slot) + width - 1))
+    if y2 != y:
+        raise ValueError("result slots of one reduction must lie in one texture row")
+    return (x, y, width, 1)
 
 
 def _check_fanin(fanin) -> int:
@@ -198,11 +201,14 @@ class ArgReduction(_Chain):
     result, slot : the winner is written as (value, index, payload, 0) into ``result``'s
         texel ``slot``; index is ``MAX_INDEX`` (as float) when nothing was eligible.
     payload : optional array; the final pass stores ``payload[index]`` (flat) in component z.
+    dual : a second reduction (the first shader's ``candidates2()``) runs in the same passes
+        (two more render targets); its winner goes to texel ``slot + 1``.
     """
 
     def __init__(self, dev, mode: str, first_shader: str, first_inputs: dict, n_src: int,
                  result: DeviceArray, slot: int = 0, payload: DeviceArray | None = None,
-                 first_defines: dict | None = None, fanin: int | None = None):
+                 first_defines: dict | None = None, fanin: int | None = None,
+                 dual: bool = False):
         super().__init__(dev)
         if mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
@@ -211,23 +217,29 @@ class ArgReduction(_Chain):
         shader, inputs, extra = first_shader, dict(first_inputs), dict(first_defines or {})
         for n, m in level_sizes(int(n_src), fanin):
             defines = dict(extra, FANIN=fanin, MODE_MAX=int(mode == "max"))
+            if dual:
+                defines["DUAL"] = 1
             ins = dict(inputs)
             if m == 1:
                 defines["FINAL"] = 1
                 if payload is not None:
                     defines["PAYLOAD"] = 1
                     ins["P0"] = payload
-                outs, rect, sl = {"RES": result}, _slot_rect(result, slot), int(slot)
+                outs = {"RES": result}
+                rect, sl = _slot_rect(result, slot, 2 if dual else 1), int(slot)
             else:
-                val = dev._new((4 * m,), _vector_layout(dev, m))
-                idx = dev._new((4 * m,), _vector_layout(dev, m))
-                self._owned += [val, idx]
-                outs, rect, sl = {"VAL": val, "IDX": idx}, None, 0
+                names = ("VAL", "IDX", "VAL2", "IDX2") if dual else ("VAL", "IDX")
+                outs = {k: dev._new((4 * m,), _vector_layout(dev, m)) for k in names}
+                self._owned += list(outs.values())
+                rect, sl = None, 0
             self.passes.append(dev.prepare(shader, outs, inputs=ins,
                                            uniforms={"stride": m, "slot": sl, "n_src": n},
                                            defines=defines, rect=rect))
             if m > 1:
-                shader, inputs, extra = "reduce/argbest.frag", {"V": val, "I": idx}, {}
+                shader, extra = "reduce/argbest.frag", {}
+                inputs = {"V": outs["VAL"], "I": outs["IDX"]}
+                if dual:
+                    inputs.update(V2=outs["VAL2"], I2=outs["IDX2"])
 
     def bind_first(self, **arrays) -> "ArgReduction":
         """Swap the first level's inputs for arrays of the same layouts."""

@@ -17,6 +17,8 @@ Variants (``variant=``):
     A through the buffer path, B through the texture path, 8x4 micro-tile, 8 render targets.
 ``"tile8x4-tex"``
     The same with A also through a 2-D texture.
+``"tile4x4"``
+    A 4x4 tile through 4 render targets (fewer outputs, more fragments), for comparison.
 ``"simple"``
     One output texel (1 x 4) per fragment, one pass, A through the buffer path.
 
@@ -66,6 +68,8 @@ VARIANTS = {
                        "A via buffer texture, B via 2-D texture, 8x4 micro-tile, 8 targets"),
     "tile8x4-tex": Variant("tile8x4-tex", "sgemm/tile8x4.frag", "texture", 8, 2,
                            "A and B via 2-D textures, 8x4 micro-tile, 8 targets"),
+    "tile4x4": Variant("tile4x4", "sgemm/tile8x4.frag", "buffer", 4, 2,
+                       "A via buffer texture, B via 2-D texture, 4x4 tile, 4 targets"),
     "simple": Variant("simple", "sgemm/simple.frag", "buffer", 1, 1,
                       "A via buffer texture, B via 2-D texture, one texel per fragment"),
 }
@@ -90,7 +94,7 @@ def auto_split(dev, variant: Variant, M: int, N: int, K: int) -> int:
     """Number of K slices (passes) for the micro-tile variants on ``dev``."""
     if variant.tile_rows == 1 or _is_software(dev):
         return 1
-    frags = -(-M // 8) * -(-N // 4)
+    frags = -(-M // variant.tile_rows) * -(-N // 4)
     quads = -(-K // (4 * variant.unroll))
     split = max(1, math.ceil(SPLIT_TARGET_FRAGMENTS / frags))
     return max(1, min(split, quads // max(1, MIN_SLICE_QUADS // variant.unroll) or 1))
@@ -122,7 +126,7 @@ def work(variant: str, M: int, N: int, K: int, split: int = 1, stage_a: bool = F
     else:
         phases["sgemm/product"] = split
         phases["sgemm/combine"] = 1
-        frags = (Mp // 8) * nq
+        frags = (Mp // v.tile_rows) * nq
         fetch = v.fetches_per_quad * kq / split
         flops = v.flops_per_quad * kq / split
     return {"variant": variant, "M": M, "N": N, "K": K, "split": split, "phases": phases,
@@ -311,7 +315,8 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                 step = v.unroll
                 nsteps = kq // step
                 s = max(1, min(s, nsteps))
-                parts = [dev.empty((Mp // 8, N)) for _ in range(8)]
+                tr = v.tile_rows
+                parts = [dev.empty((Mp // tr, N)) for _ in range(tr)]
                 temps.extend(parts)
                 inputs = {"A": As, "B": Bs}
                 with dev.phase("sgemm/product"):
@@ -319,11 +324,11 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
                         q0 = (nsteps * t // s) * step
                         q1 = (nsteps * (t + 1) // s) * step
                         _run(dev, v.shader, parts, inputs, {"kq0": q0, "kq1": q1},
-                             {"UNROLL": v.unroll}, blend=t > 0)
+                             {"UNROLL": v.unroll, "TILE_ROWS": tr}, blend=t > 0)
                 with dev.phase("sgemm/combine"):
                     dev.run("sgemm/combine.frag", out,
                             inputs={**{f"P{t}": p for t, p in enumerate(parts)}, **c_inputs},
-                            uniforms=uniforms, defines=c_defines)
+                            uniforms=uniforms, defines={**c_defines, "TILE_ROWS": tr})
         if as_device:
             return out
         try:

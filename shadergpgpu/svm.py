@@ -43,29 +43,32 @@ def _padded(n: int) -> int:
 
 
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
-               fanin: int = _reduce.DEFAULT_FANIN) -> dict:
+               fanin: int = _reduce.DEFAULT_FANIN, fused: bool = True) -> dict:
     """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations."""
     npad = _padded(n)
     L = _reduce.passes(npad, fanin)
-    select = 2 * L + (1 + L if working_set == "second-order" else 0)
+    select = (L if fused else 2 * L) + (1 + L if working_set == "second-order" else 0)
     return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter}
 
 
 register_plan(PassPlan(
     name="svm/smo",
-    formula="init 2; per iteration: update 1 + select 2L (+ 1 + L second-order), one more "
-            "selection to stop; L = ceil(log_F(n_pad / 4)), n_pad = n rounded up to 256",
+    formula="init 2; per iteration: update 1 + select L (fused I_up/I_low pair; 2L unfused) "
+            "(+ 1 + L second-order), one more selection to stop; L = ceil(log_F(n_pad / 4)), "
+            "n_pad = n rounded up to 256",
     phases=smo_phases,
     notes="one small readback per iteration (3 texels); G read once at the end",
-    params=("n", "n_iter", "working_set", "fanin")))
+    params=("n", "n_iter", "working_set", "fanin", "fused")))
 
 
 class BinarySMO:
     """One binary C-SVC dual problem solved on the device. ``y`` in {+1, -1}."""
 
     def __init__(self, dev, X, y, C: float, gamma: float, tol: float, max_iter: int,
-                 working_set: str = "second-order", fanin: int | None = None):
+                 working_set: str = "second-order", fanin: int | None = None,
+                 fused: bool = True):
         self.dev = dev
+        self.fused = bool(fused)
         n = len(y)
         self.n, self.C, self.gamma, self.tol = n, float(C), float(gamma), float(tol)
         self.max_iter = int(max_iter)
@@ -87,13 +90,18 @@ class BinarySMO:
         dev, C = self.dev, np.float32(self.C)
         src = {"G": self.G[k], "A": self.A[k], "Y": self.Y}
         nt = self.G[k].layout.n_texels
-        up = _reduce.ArgReduction(dev, "max", "svm/select_up.frag", src, nt, self.res, 0,
-                                  payload=self.G[k], fanin=self.fanin)
-        low = _reduce.ArgReduction(dev, "max", "svm/select_low.frag", src, nt, self.res, 1,
-                                   payload=self.G[k], fanin=self.fanin)
-        for ch in (up, low):
+        if self.fused:
+            # both selections in the same passes (two reductions, four render targets)
+            chains = [_reduce.ArgReduction(dev, "max", "svm/select_pair.frag", src, nt,
+                                           self.res, 0, payload=self.G[k], fanin=self.fanin,
+                                           dual=True)]
+        else:
+            chains = [_reduce.ArgReduction(dev, "max", "svm/select_up.frag", src, nt, self.res,
+                                           0, payload=self.G[k], fanin=self.fanin),
+                      _reduce.ArgReduction(dev, "max", "svm/select_low.frag", src, nt,
+                                           self.res, 1, payload=self.G[k], fanin=self.fanin)]
+        for ch in chains:
             ch.passes[0].set(C=float(C))
-        chains = [up, low]
         if self.working_set == "second-order":
             obj = self.data.vector()
             op = dev.prepare("svm/objective.frag", obj,
@@ -241,11 +249,14 @@ class SVC:
     max(10^7, 100 n)), ``decision_function_shape`` ("ovr" or "ovo"). ``working_set``:
     "second-order" (libsvm's default) or "first-order" (maximal violating pair).
     ``device``: a :class:`~shadergpgpu.device.Device` (default: the process-wide one).
+    ``fanin``: reduction fan-in; ``fused_select``: run the I_up and I_low selections as one
+    two-result reduction (half the selection passes).
     """
 
     def __init__(self, C: float = 1.0, kernel: str = "rbf", gamma="scale", tol: float = 1e-3,
                  max_iter: int = -1, working_set: str = "second-order",
-                 decision_function_shape: str = "ovr", device=None, fanin: int | None = None):
+                 decision_function_shape: str = "ovr", device=None, fanin: int | None = None,
+                 fused_select: bool = True):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -255,6 +266,7 @@ class SVC:
         self.decision_function_shape = decision_function_shape
         self.device = device
         self.fanin = fanin
+        self.fused_select = fused_select
 
     # ---- validation ------------------------------------------------------------------------
     def _check_params(self, X):
@@ -323,7 +335,7 @@ class SVC:
                 n = len(idx)
                 max_iter = self.max_iter if self.max_iter != -1 else max(10_000_000, 100 * n)
                 prob = BinarySMO(dev, X[idx], yy, self.C, gamma, self.tol, max_iter,
-                                 self.working_set, self.fanin)
+                                 self.working_set, self.fanin, self.fused_select)
                 try:
                     prob.solve()
                 finally:

@@ -1,7 +1,7 @@
 // Generic arg-min / arg-max level (see argbest_core.glsl).
 // FIRST: candidates are the logical elements of V (any layout), eligible where the mask M
 // (same shape; MASK_SAME: same layout too) is nonzero when MASKED is defined.
-// Otherwise: V and I are the values and indices left by the previous level.
+// Otherwise: V and I (DUAL: and V2, I2) are the values and indices left by the previous level.
 #include "argbest_defs.glsl"
 
 #ifdef FIRST
@@ -27,6 +27,13 @@ void candidates(int t, out vec4 v, out vec4 idx) {
     v = V_texel(q.x, q.y);
     idx = I_texel(q.x, q.y);
 }
+#ifdef DUAL
+void candidates2(int t, out vec4 v, out vec4 idx) {
+    ivec2 q = V2_grid_of(t);
+    v = V2_texel(q.x, q.y);
+    idx = I2_texel(q.x, q.y);
+}
+#endif
 #endif
 
 #include "argbest_core.glsl"

@@ -8,6 +8,8 @@
 // giving source texel t's four candidate values and flat indices (WORST / NO_INDEX for lanes
 // that are not eligible). Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at grid
 // column `slot` as (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
+// DUAL: a second, independent reduction rides along in the same passes (the includer also
+// defines candidates2(); outputs VAL2, IDX2; the final pass writes its winner to slot + 1).
 #include "argbest_defs.glsl"
 
 uniform int stride;   // output texels of this level
@@ -30,8 +32,16 @@ void main() {
 #else
     int f = VAL_grid().y;
 #endif
+#if defined(FINAL) && defined(DUAL)
+    int which = f;  // the two result texels: 0 = first reduction, 1 = second
+    f = 0;
+#endif
     vec4 bv = vec4(worst_value());
     vec4 bi = vec4(NO_INDEX);
+#ifdef DUAL
+    vec4 bv2 = vec4(worst_value());
+    vec4 bi2 = vec4(NO_INDEX);
+#endif
     for (int k = 0; k < FANIN; ++k) {
         int t = f + k * stride;
         if (t < n_src) {
@@ -40,9 +50,21 @@ void main() {
             bvec4 take = better(v, i, bv, bi);
             bv = mix(bv, v, take);
             bi = mix(bi, i, take);
+#ifdef DUAL
+            candidates2(t, v, i);
+            take = better(v, i, bv2, bi2);
+            bv2 = mix(bv2, v, take);
+            bi2 = mix(bi2, i, take);
+#endif
         }
     }
 #ifdef FINAL
+#ifdef DUAL
+    if (which == 1) {
+        bv = bv2;
+        bi = bi2;
+    }
+#endif
     // fold the four lanes: (x, y) and (z, w), then the two winners
     bvec4 t1 = better(bv.yyww, bi.yyww, bv.xxzz, bi.xxzz);
     vec2 v2 = mix(bv.xz, bv.yw, t1.xz);
@@ -58,5 +80,9 @@ void main() {
 #else
     VAL = bv;
     IDX = bi;
+#ifdef DUAL
+    VAL2 = bv2;
+    IDX2 = bi2;
+#endif
 #endif
 }

@@ -6,8 +6,12 @@
 //   c_t += a_t.x b_0 + a_t.y b_1 + a_t.z b_2 + a_t.w b_3        (t = 0 .. 7)
 // and the 8 rows go out through 8 render targets: OUTt[i, j] = P[8i+t, 4j .. 4j+3].
 // K is split across passes by [kq0, kq1) (additive blending sums the slices).
+// TILE_ROWS 4 gives the smaller 4x4 tile (4 render targets) for comparison.
 #ifndef UNROLL
 #define UNROLL 1
+#endif
+#ifndef TILE_ROWS
+#define TILE_ROWS 8
 #endif
 uniform int kq0;
 uniform int kq1;
@@ -16,7 +20,7 @@ void main() {
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     vec4 c4 = vec4(0.0), c5 = vec4(0.0), c6 = vec4(0.0), c7 = vec4(0.0);
     if (OUT0_inside()) {
-        int r = 8 * g.x;
+        int r = TILE_ROWS * g.x;
         int j = g.y;
         for (int q0 = kq0; q0 < kq1; q0 += UNROLL) {
             for (int u = 0; u < UNROLL; ++u) {
@@ -35,6 +39,7 @@ void main() {
                 c2 += a.x * b0; c2 += a.y * b1; c2 += a.z * b2; c2 += a.w * b3;
                 a = A_texel(r + 3, q);
                 c3 += a.x * b0; c3 += a.y * b1; c3 += a.z * b2; c3 += a.w * b3;
+#if TILE_ROWS == 8
                 a = A_texel(r + 4, q);
                 c4 += a.x * b0; c4 += a.y * b1; c4 += a.z * b2; c4 += a.w * b3;
                 a = A_texel(r + 5, q);
@@ -43,9 +48,12 @@ void main() {
                 c6 += a.x * b0; c6 += a.y * b1; c6 += a.z * b2; c6 += a.w * b3;
                 a = A_texel(r + 7, q);
                 c7 += a.x * b0; c7 += a.y * b1; c7 += a.z * b2; c7 += a.w * b3;
+#endif
             }
         }
     }
     OUT0 = c0; OUT1 = c1; OUT2 = c2; OUT3 = c3;
+#if TILE_ROWS == 8
     OUT4 = c4; OUT5 = c5; OUT6 = c6; OUT7 = c7;
+#endif
 }

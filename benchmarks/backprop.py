@@ -1,0 +1,182 @@
+"""Backpropagation learning step: paper schedule (packed / unpacked), fused schedule, CPU.
+
+    python benchmarks/backprop.py [--quick] [--repeat 20]
+
+Times one full-batch learning step at the paper's configuration (MI=2, MH=64, MO=1, N=1024) and
+a few larger ones, for the paper schedule packed and unpacked, the fused schedule, numpy on the
+CPU (float32 and float64) and, where available, torch on CUDA (float32). The tiny-pass cost of
+this device (one uniform write + one draw of one fragment, and a full Pass.run) is measured in
+the same run: the paper schedule is ~2N + MH passes, so that cost bounds it. The table ends with
+the ratios that matter: vs the issue's targets, vs the paper's GeForce 7800 GTX figures, vs numpy.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu import backprop as bp  # noqa: E402
+from shadergpgpu.reports.common import time_call  # noqa: E402
+
+PAPER = {"paper-packed": 8e-3, "paper-unpacked": 26e-3}
+TARGETS = {"llvmpipe": {"paper-packed": 50e-3, "fused": 5e-3},
+           "gpu": {"paper-packed": 3e-3, "paper-unpacked": 6e-3, "fused": 0.3e-3}}
+
+
+def tiny_pass_cost(dev, n=3000):
+    x = dev.zeros((1, 1), packed=False)
+    p = dev.prepare("engine/fill.frag", x, uniforms={"value": 0.0})
+    vals = [float(k) for k in range(n)]
+    p.repeat("value", vals[:50])
+    dev.finish()
+    t0 = time.perf_counter()
+    p.repeat("value", vals)
+    dev.finish()
+    rep = (time.perf_counter() - t0) / n
+    t0 = time.perf_counter()
+    for v in vals[: n // 3]:
+        p.run(value=v)
+    dev.finish()
+    run = (time.perf_counter() - t0) / (n // 3)
+    x.release()
+    return rep, run
+
+
+def torch_step_fn(sizes, X, T, lr):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    d = torch.device("cuda")
+    Xt = torch.tensor(X, dtype=torch.float32, device=d)
+    Tt = torch.tensor(T, dtype=torch.float32, device=d)
+    Ws = [torch.tensor(w, dtype=torch.float32, device=d) for w in bp.init_weights(sizes, 0)]
+
+    def step():
+        acts = [Xt]
+        for W in Ws:
+            acts.append(torch.sigmoid(torch.addmm(W[0], acts[-1], W[1:])))
+        y = acts[-1]
+        dd = (y - Tt) * y * (1 - y)
+        for m in range(len(Ws) - 1, -1, -1):
+            a = acts[m]
+            g0 = dd.sum(0)
+            g = a.T @ dd
+            if m > 0:
+                dd = (dd @ Ws[m][1:].T) * a * (1 - a)
+            Ws[m][0] -= lr * g0
+            Ws[m][1:] -= lr * g
+    return step, torch.cuda.synchronize
+
+
+def bench_config(dev, sizes, n, repeat, min_time):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (n, sizes[0]))
+    T = rng.uniform(0, 1, (n, sizes[-1]))
+    lr = 0.5 / n
+    rows = []
+    for name, sched, packed in (("paper-packed", "paper", True),
+                                ("paper-unpacked", "paper", False),
+                                ("fused", "fused", True), ("fused-unpacked", "fused", False)):
+        net = bp.BackpropNet(dev, sizes, X, T, lr=lr, schedule=sched, packed=packed)
+        t = time_call(net.step, dev.finish, repeat=repeat, min_time=min_time)
+        passes = sum(net.passes_per_step().values())
+        t0 = time.perf_counter()
+        net.step()
+        issue = time.perf_counter() - t0
+        dev.finish()
+        net.release()
+        rows.append({"impl": name, "s": t, "passes": passes, "issue_s": issue})
+    for dt in (np.float32, np.float64):
+        cpu = bp.NumpyMLP(sizes, X, T, lr, dtype=dt)
+        t = time_call(cpu.step, lambda: None, repeat=repeat, min_time=min_time)
+        rows.append({"impl": f"numpy-{np.dtype(dt).name}", "s": t, "passes": None})
+    tf = torch_step_fn(sizes, X, T, lr)
+    if tf is not None:
+        t = time_call(tf[0], tf[1], repeat=repeat, min_time=min_time)
+        rows.append({"impl": "torch-cuda-float32", "s": t, "passes": None})
+    return rows
+
+
+def check(dev) -> float:
+    """Largest relative weight error after 2 steps vs float64 numpy over variants and shapes."""
+    worst = 0.0
+    for sizes, n in (([2, 64, 1], 1024), ([3, 5, 2], 7), ([1, 1, 1], 5), ([4, 9, 3, 2], 37)):
+        rng = np.random.default_rng(n)
+        X = rng.uniform(-1, 1, (n, sizes[0]))
+        T = rng.uniform(0, 1, (n, sizes[-1]))
+        W0 = bp.init_weights(sizes, 1)
+        lr = min(0.9, 4.0 / n)
+        ref = bp.numpy_step(bp.numpy_step(W0, X, T, lr)[0], X, T, lr)[0]
+        for sched in bp.SCHEDULES:
+            for packed in (True, False):
+                with bp.BackpropNet(dev, sizes, X, T, weights=W0, lr=lr, schedule=sched,
+                                    packed=packed) as net:
+                    net.step(2)
+                    got = net.weights()
+                err = max(float(np.max(np.abs(g - r)) / np.max(np.abs(r)))
+                          for g, r in zip(got, ref))
+                worst = max(worst, err)
+    return worst
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="paper configuration only, few repeats")
+    p.add_argument("--repeat", type=int, default=None)
+    a = p.parse_args(argv)
+    dev = sg.Device()
+    renderer = dev.caps.renderer
+    kind = "llvmpipe" if "llvmpipe" in renderer.lower() else "gpu"
+    print(f"device: {renderer}, GL {dev.caps.version}, {time.strftime('%Y-%m-%d')}")
+    err = check(dev)
+    print(f"check: weights after 2 steps vs float64 numpy, all variants: max rel err {err:.2e} "
+          f"({'ok' if err <= 1e-5 else 'ABOVE 1e-5'})")
+    rep_cost, run_cost = tiny_pass_cost(dev)
+    print(f"tiny pass (1 fragment): {rep_cost * 1e6:.2f} us with Pass.repeat, "
+          f"{run_cost * 1e6:.2f} us with Pass.run")
+    repeat = a.repeat or (5 if a.quick else 20)
+    configs = [([2, 64, 1], 1024)]
+    if not a.quick:
+        configs += [([2, 256, 1], 4096), ([2, 1024, 1], 16384), ([64, 256, 10], 4096)]
+    summary = None
+    for sizes, n in configs:
+        rows = bench_config(dev, sizes, n, repeat, 0.0 if a.quick else 0.3)
+        print(f"\n{'-'.join(map(str, sizes))}, N = {n}")
+        print(f"  {'implementation':<20}{'ms/step':>10}{'passes':>8}{'us/pass':>9}"
+              f"{'issue ms':>10}")
+        for r in rows:
+            per = f"{r['s'] / r['passes'] * 1e6:9.2f}" if r["passes"] else " " * 9
+            iss = f"{r['issue_s'] * 1e3:10.2f}" if "issue_s" in r else ""
+            print(f"  {r['impl']:<20}{r['s'] * 1e3:10.3f}{r['passes'] or '':>8}{per}{iss}")
+        if summary is None:
+            summary = rows
+    by = {r["impl"]: r["s"] for r in summary}
+    print("\nratios at the paper's configuration (2-64-1, N = 1024):")
+    for name, target in TARGETS[kind].items():
+        t = by[name]
+        print(f"  {name:<16} {t * 1e3:8.3f} ms  target <= {target * 1e3:g} ms  "
+              f"{'MET' if t <= target else 'MISSED'} (target / ours = {target / t:.2f})")
+    for name, t_paper in PAPER.items():
+        print(f"  {name:<16} vs the paper's GeForce 7800 GTX {t_paper * 1e3:g} ms: "
+              f"paper / ours = {t_paper / by[name]:.2f}")
+    for name in ("paper-packed", "paper-unpacked", "fused"):
+        print(f"  {name:<16} numpy float32 / ours = {by['numpy-float32'] / by[name]:.2f}"
+              + (f", torch CUDA / ours = {by['torch-cuda-float32'] / by[name]:.3f}"
+                 if "torch-cuda-float32" in by else ""))
+    print(f"  paper-packed per pass: {by['paper-packed'] / 586 * 1e6:.2f} us vs tiny-pass "
+          f"{rep_cost * 1e6:.2f} us (ratio {by['paper-packed'] / 586 / rep_cost:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

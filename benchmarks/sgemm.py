@@ -1,0 +1,256 @@
+"""SGEMM benchmark: GFLOP/s of each variant against this device's fragment ceilings.
+
+Measured in one run: the fragment ALU ceiling (independent vec4 multiply-adds), the texel-fetch
+ceiling (2-D texture and texture buffer, cache-resident), every SGEMM variant on square sizes
+and a few tall/skinny shapes (device arrays in and out, all passes included: staging, product,
+epilogue), numpy's float32 matmul, and on a CUDA machine torch's FP32 matmul with TF32 off.
+Ends with the ratios the issue asks for.
+
+    python benchmarks/sgemm.py [--quick] [--sizes 256,512] [--explore] [--json out.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu import sgemm as S  # noqa: E402
+from shadergpgpu.glraw import BufferArray  # noqa: E402
+from shadergpgpu.layout import BufferLayout  # noqa: E402
+from shadergpgpu.reports.common import device_meta, markdown_table, time_call  # noqa: E402
+
+
+def alu_ceiling(dev, software: bool) -> float:
+    """Fragment ALU GFLOP/s: a shader of independent vec4 multiply-adds (median of 5)."""
+    side = 512 if software else 2048
+    out = dev.empty((side, 4 * side))
+    iters = 128 if software else 512
+    flops = side * side * iters * 68
+
+    def alu():
+        dev.run("sgemm/ceiling_alu.frag", out, uniforms={"m": (0.999, 0.998, 0.997, 0.996),
+                                                          "a": (1e-3, 2e-3, 3e-3, 4e-3)},
+                defines={"ITERS": iters})
+
+    t = time_call(alu, dev.finish, repeat=5)
+    out.release()
+    return flops / t / 1e9
+
+
+def measure_ceilings(dev, software: bool) -> dict:
+    """ALU GFLOP/s and fetch Gtexel/s of the fragment path."""
+    side = 512 if software else 2048
+    out = dev.empty((side, 4 * side))
+    rng = np.random.default_rng(0)
+    res = {"alu_gflops": alu_ceiling(dev, software)}
+    fetches = 32 if software else 128
+    src = rng.uniform(-1, 1, (64, 256)).astype(np.float32)  # 64 x 64 texels, 64 KiB
+    x2d = dev.array(src)
+    xbuf = BufferArray.from_host(dev, BufferLayout(64, 256), src)
+    for name, x, uni in (("fetch2d_gtexels", x2d, 0), ("fetchbuf_gtexels", xbuf, 0),
+                         ("fetch2d_uniform_gtexels", x2d, 1)):
+        def run(x=x, uni=uni):
+            S._run(dev, "sgemm/ceiling_fetch.frag", out, {"X": x}, {},
+                   {"FETCHES": fetches, "UNIFORM_ADDR": uni})
+        t = time_call(run, dev.finish, repeat=5)
+        res[name] = side * side * fetches / t / 1e9
+    x2d.release()
+    xbuf.release()
+    out.release()
+    return res
+
+
+def trim(dev) -> None:
+    """Free pooled textures between sizes. The device's framebuffer cache is keyed by texture
+    names, which GL reuses after deletion, so it is emptied first (else a new texture could
+    hit a framebuffer of a deleted one)."""
+    for f in dev._fbos.values():
+        f.release()
+    dev._fbos.clear()
+    dev.pool.trim()
+
+
+def best(a: dict, b: dict) -> dict:
+    return {k: max(a[k], b[k]) for k in a}
+
+
+def torch_gflops(M, N, K):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    a = torch.rand(M, K, device="cuda") - 0.5
+    b = torch.rand(K, N, device="cuda") - 0.5
+    for _ in range(3):
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    reps = 20
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        torch.matmul(a, b)
+    torch.cuda.synchronize()
+    return 2.0 * M * N * K * reps / (time.perf_counter() - t0) / 1e9
+
+
+def numpy_gflops(a, b):
+    t = time_call(lambda: a @ b, lambda: None, repeat=3)
+    return 2.0 * a.shape[0] * a.shape[1] * b.shape[1] / t / 1e9
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="small sizes only (a few seconds)")
+    p.add_argument("--sizes", default=None, help="square sizes, comma-separated")
+    p.add_argument("--variants", default=",".join(S.VARIANTS))
+    p.add_argument("--explore", action="store_true",
+                   help="also sweep K-split and unroll of the micro-tile kernel")
+    p.add_argument("--json", default=None, help="write all rows and ceilings here")
+    p.add_argument("--budget", type=float, default=1e9, help="stop new sizes after N seconds")
+    args = p.parse_args(argv)
+
+    t_start = time.perf_counter()
+    dev = sg.Device()
+    software = S._is_software(dev)
+    meta = device_meta(dev)
+    print(f"# SGEMM benchmark on {meta['renderer']} ({meta['gl_version']}), {meta['date']}")
+    if args.sizes:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    elif args.quick:
+        sizes = [256, 512]
+    elif software:
+        sizes = [256, 512, 1024, 2048]
+    else:
+        sizes = [256, 512, 1024, 2048, 4096]
+    if args.quick:
+        shapes = [(512, 64, 512), (64, 512, 512)]
+    elif software:
+        shapes = [(2048, 2048, 32), (4096, 64, 1024), (64, 4096, 1024), (128, 128, 8192)]
+    else:
+        shapes = [(4096, 4096, 64), (16384, 64, 4096), (64, 16384, 4096), (256, 256, 16384),
+                  (8192, 8192, 1024)]
+    variants = [v for v in args.variants.split(",") if v]
+
+    ceil0 = measure_ceilings(dev, software)
+    print(f"ceilings (start): ALU {ceil0['alu_gflops']:.1f} GFLOP/s, fetch 2-D "
+          f"{ceil0['fetch2d_gtexels']:.2f} Gtexel/s, fetch buffer {ceil0['fetchbuf_gtexels']:.2f}"
+          f" Gtexel/s, fetch 2-D same texel in all fragments "
+          f"{ceil0['fetch2d_uniform_gtexels']:.2f} Gtexel/s", flush=True)
+    rng = np.random.default_rng(42)
+    rows = []
+    jobs = [(n, n, n) for n in sizes] + shapes
+    for (M, N, K) in jobs:
+        if time.perf_counter() - t_start > args.budget:
+            print(f"(budget reached: skipping {M}x{N}x{K} and later)")
+            break
+        a = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+        b = rng.uniform(-1, 1, (K, N)).astype(np.float32)
+        A, B = dev.array(a), dev.array(b)
+        flops = 2.0 * M * N * K
+        np_g = numpy_gflops(a, b) if M * N * K <= 4096 ** 3 else None
+        th_g = None if software else torch_gflops(M, N, K)
+        alu_before = alu_ceiling(dev, software)
+        job_rows = []
+        cases = [(v, None, None) for v in variants]
+        if args.explore and M * N * K >= 1024 ** 3:
+            for v in ("tile8x4", "tile8x4-tex"):
+                cases += [(v, s, None) for s in (1, 2, 4, 8, 32)]
+                cases += [(v, None, u) for u in (1, 4)]
+        for (v, split, unroll) in cases:
+            saved = S.VARIANTS[v]
+            if unroll is not None:
+                S.VARIANTS[v] = S.Variant(saved.name, saved.shader, saved.a_path,
+                                          saved.tile_rows, unroll, saved.description)
+            try:
+                reps = 2 if flops > 2e10 else 3
+                t = time_call(lambda: S.sgemm(A, B, variant=v, split=split).release(),
+                              dev.finish, repeat=reps)
+                # correctness spot check (rows and columns sampled) against float64
+                out = S.sgemm(A, B, variant=v, split=split)
+                got = out.get()
+                out.release()
+                ri = rng.integers(0, M, 16)
+                ref = a[ri].astype(np.float64) @ b.astype(np.float64)
+                err = float(np.linalg.norm(got[ri] - ref) / np.linalg.norm(ref))
+                if not err <= 1e-5:
+                    print(f"WRONG RESULT: {v} {M}x{N}x{K} relative error {err:.2e}")
+            finally:
+                S.VARIANTS[v] = saved
+            used_split = split or S.auto_split(dev, S.VARIANTS[v], M, N, K)
+            w = S.work(v, M, N, K, split=1 if S.VARIANTS[v].tile_rows == 1 else used_split,
+                       stage_a=True, stage_b=True)
+            g = flops / t / 1e9
+            row = {"M": M, "N": N, "K": K, "variant": v, "split": used_split,
+                   "unroll": unroll or S.VARIANTS[v].unroll, "ms": t * 1e3, "gflops": g,
+                   "pct_alu": 100.0 * g / ceil0["alu_gflops"],
+                   "flops_per_fetch": w["flops_per_fetch"], "passes": w["passes"],
+                   "numpy_gflops": np_g, "torch_gflops": th_g, "rel_err": err}
+            rows.append(row)
+            job_rows.append(row)
+            print(f"{M:>6}x{N:<6}x{K:<6} {v:<12} split {used_split:<3} unroll "
+                  f"{row['unroll']}  {t*1e3:9.2f} ms {g:9.1f} GFLOP/s "
+                  f"{row['pct_alu']:5.1f}% ALU  err {err:.1e}  numpy "
+                  f"{np_g if np_g is None else round(np_g, 1)}  torch "
+                  f"{th_g if th_g is None else round(th_g, 1)}", flush=True)
+        alu_after = alu_ceiling(dev, software)
+        for r in job_rows:
+            r["alu_adjacent"] = max(alu_before, alu_after)
+            r["pct_alu_adjacent"] = 100.0 * r["gflops"] / r["alu_adjacent"]
+        print(f"  ALU ceiling measured just before/after this shape: {alu_before:.1f} / "
+              f"{alu_after:.1f} GFLOP/s", flush=True)
+        A.release()
+        B.release()
+        trim(dev)
+
+    ceil1 = measure_ceilings(dev, software)
+    ceil = best(ceil0, ceil1)
+    print(f"ceilings (end): ALU {ceil1['alu_gflops']:.1f} GFLOP/s, fetch 2-D "
+          f"{ceil1['fetch2d_gtexels']:.2f}, buffer {ceil1['fetchbuf_gtexels']:.2f} Gtexel/s")
+    for r in rows:
+        r["pct_alu"] = 100.0 * r["gflops"] / ceil["alu_gflops"]
+        fetch_rate = min(ceil["fetch2d_gtexels"], ceil["fetchbuf_gtexels"])
+        r["fetch_bound_gflops"] = fetch_rate * r["flops_per_fetch"]
+        r["pct_fetch_bound"] = 100.0 * r["gflops"] / r["fetch_bound_gflops"]
+    cols = ["M", "N", "K", "variant", "split", "unroll", "ms", "gflops", "alu_adjacent",
+            "pct_alu_adjacent", "pct_alu",
+            "fetch_bound_gflops", "pct_fetch_bound", "numpy_gflops", "torch_gflops", "rel_err"]
+    print()
+    print(markdown_table(rows, cols, floatfmt=".4g"))
+    print(f"ceilings (best of start/end): ALU {ceil['alu_gflops']:.1f} GFLOP/s; texel fetch "
+          f"2-D {ceil['fetch2d_gtexels']:.2f} Gtexel/s, buffer {ceil['fetchbuf_gtexels']:.2f} "
+          "Gtexel/s (fetch bound = slower fetch rate x flops per fetch of the variant)")
+    print("## ratios")
+    target_n = 1024 if software else 4096
+    for r in rows:
+        if r["M"] == r["N"] == r["K"] == target_n or (args.quick and r["M"] == r["N"] == r["K"]):
+            extra = f", {r['gflops'] / r['numpy_gflops']:.2f}x numpy" if r["numpy_gflops"] else ""
+            extra += f", {r['gflops'] / r['torch_gflops']:.4f}x torch" if r["torch_gflops"] else ""
+            print(f"n={r['M']} {r['variant']} split {r['split']} unroll {r['unroll']}: "
+                  f"{r['gflops']:.1f} GFLOP/s = {r['pct_alu_adjacent']:.1f}% of the ALU ceiling "
+                  f"measured next to it ({r['alu_adjacent']:.1f}), {r['pct_alu']:.1f}% of the "
+                  "best ALU ceiling of the run, "
+                  f"{r['pct_fetch_bound']:.1f}% of the fetch bound{extra}")
+    if software:
+        print("target (llvmpipe, n=1024): >= 35% of the ALU ceiling")
+    else:
+        print("target (GPU, n=4096): >= 1000 GFLOP/s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "ceilings": {"start": ceil0, "end": ceil1, "best": ceil},
+                       "rows": rows}, f, indent=1)
+    dev.release()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Train an RBF support vector classifier on the digits by SMO on the GPU, next to scikit-learn.
+
+    python demos/svm_digits.py [--C 10] [--gamma 0.001] [--working-set second-order]
+
+Ten classes: 45 one-vs-one SMO problems, each iteration's kernel rows, gradient update and
+arg-max/arg-min selection running as fragment-shader passes. Prints accuracy, support
+vectors, iterations, render passes and time for both trainers.
+"""
+import argparse
+import time
+
+import numpy as np
+from sklearn.datasets import load_digits
+from sklearn.model_selection import train_test_split
+from sklearn.svm import SVC as SkSVC
+
+import shadergpgpu as sg
+from shadergpgpu.svm import SVC
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--C", type=float, default=10.0)
+    ap.add_argument("--gamma", default="0.001", help="'scale', 'auto' or a float")
+    ap.add_argument("--working-set", default="second-order",
+                    choices=["second-order", "first-order"])
+    args = ap.parse_args()
+    gamma = args.gamma if args.gamma in ("scale", "auto") else float(args.gamma)
+
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    dev = sg.Device()
+    print(f"device: {dev.caps.renderer}")
+    print(f"digits: {len(Xtr)} training / {len(Xte)} test images, 64 features, 10 classes")
+
+    ours = SVC(C=args.C, gamma=gamma, working_set=args.working_set, device=dev)
+    ours.fit(Xtr, ytr)
+    t0 = time.perf_counter()
+    ref = SkSVC(C=args.C, gamma=gamma).fit(Xtr, ytr)
+    t_sk = time.perf_counter() - t0
+    agree = np.mean(ours.predict(Xte) == ref.predict(Xte))
+    a, b = set(ours.support_.tolist()), set(ref.support_.tolist())
+    rows = [("test accuracy", f"{ours.score(Xte, yte):.4f}", f"{ref.score(Xte, yte):.4f}"),
+            ("support vectors", len(ours.support_), len(ref.support_)),
+            ("SMO iterations (45 problems)", int(ours.n_iter_.sum()), int(ref.n_iter_.sum())),
+            ("render passes", ours.n_passes_, "-"),
+            ("training time (s)", f"{ours.fit_time_:.2f}", f"{t_sk:.2f}")]
+    print(f"\n{'':32} {'shadergpgpu':>14} {'scikit-learn':>14}")
+    for name, u, v in rows:
+        print(f"{name:32} {u!s:>14} {v!s:>14}")
+    print(f"\nheld-out predictions agree on {agree:.2%} of images; support-vector IoU "
+          f"{len(a & b) / len(a | b):.3f}; max intercept difference "
+          f"{np.abs(ours.intercept_ - ref.intercept_).max():.2e}")
+
+
+if __name__ == "__main__":
+    main()

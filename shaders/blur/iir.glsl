@@ -1,0 +1,82 @@
+// Shared by the recursive Gaussian kernels (shadergpgpu/blur.py explains the scheme).
+//
+// The filter is h(m) = 2 Re(alpha0 p0^|m| + alpha1 p1^|m|): two complex poles (four real ones
+// in conjugate pairs, a 4th-order recursive Gaussian). Along a line x(0..N-1):
+//   causal     w_k(n) = p_k w_k(n-1) + x(n)
+//   anticausal v_k(n) = p_k v_k(n+1) + x(n)
+//   y(n) = 2 Re sum_k alpha_k (w_k(n) + v_k(n)) - h(0) x(n)
+// Both recursions read only x, so they run side by side. The state of one lane is four complex
+// numbers; a lane is one RGBA texel component (SEQ 0: each texel is one step of four independent
+// lines) or one step of a packed grayscale row (SEQ 1: each texel holds four steps of one line).
+//
+// Defines: AXIS (0: lines run along grid x, 1: along grid y), SEQ, SRC_PLANES (read the eight
+// column planes of a previous apply pass, lines in plane-major order, plane width WP),
+// NSTEPS (steps per line), NPOS (texels per line); HAVE_SRC, USE_PLANES say what is bound.
+#if SEQ
+#define T float
+T lane(vec4 v) { return v.x; }
+#define SPT 4
+#else
+#define T vec4
+T lane(vec4 v) { return v; }
+#define SPT 1
+#endif
+
+struct CL { T re; T im; };  // one complex state per lane
+
+uniform vec4 POLE;    // p0 = POLE.xy, p1 = POLE.zw
+uniform vec4 LPOLE;   // (log|p0|, arg p0, log|p1|, arg p1)
+uniform vec4 ALPHA;   // alpha0 = ALPHA.xy, alpha1 = ALPHA.zw
+uniform float H0;     // h(0) = 2 Re(alpha0 + alpha1)
+uniform vec4 CNEAR;   // 1 / (1 - p_k)          (border "nearest")
+uniform vec4 DREFL;   // 1 / (1 - p_k^(2 N))    (border "reflect")
+
+vec2 pole(int k) { return k == 0 ? POLE.xy : POLE.zw; }
+vec2 alpha(int k) { return k == 0 ? ALPHA.xy : ALPHA.zw; }
+
+// p_k^n for n >= 0 (underflows to 0 for long distances, as it should)
+vec2 cpow(int k, int n) {
+    vec2 lp = k == 0 ? LPOLE.xy : LPOLE.zw;
+    float m = exp(float(n) * lp.x);
+    float a = float(n) * lp.y;
+    return m * vec2(cos(a), sin(a));
+}
+vec2 cmul2(vec2 a, vec2 b) { return vec2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+CL cmul(vec2 q, CL a) { return CL(q.x * a.re - q.y * a.im, q.x * a.im + q.y * a.re); }
+CL cadd(CL a, CL b) { return CL(a.re + b.re, a.im + b.im); }
+CL cscale(vec2 q, T x) { return CL(q.x * x, q.y * x); }
+CL czero() { return CL(T(0.0), T(0.0)); }
+// one recursion step s = p s + x
+CL cstep(vec2 p, CL s, T x) { return CL(p.x * s.re - p.y * s.im + x, p.x * s.im + p.y * s.re); }
+// 2 Re(alpha s)
+T cout2(vec2 a, CL s) { return 2.0 * (a.x * s.re - a.y * s.im); }
+
+// Block coordinates of the fragment: (line, block index along the line).
+#if AXIS == 1
+int line_of(ivec2 g) { return g.y; }
+int blk_of(ivec2 g) { return g.x; }
+#define LB(l, b) (b), (l)
+#else
+int line_of(ivec2 g) { return g.x; }
+int blk_of(ivec2 g) { return g.y; }
+#define LB(l, b) (l), (b)
+#endif
+
+// The texel at position `pos` of line `l` of the source (passes that bind it: HAVE_SRC 1).
+#include "planes.glsl"
+#if HAVE_SRC && SRC_PLANES
+vec4 src_texel(int l, int pos) {
+    int k = l / WP;
+    return plane_texel(k, pos, l - k * WP);
+}
+#elif HAVE_SRC
+vec4 src_texel(int l, int pos) { return X_texel(LB(l, pos)); }
+#endif
+
+// Summary sets: eight arrays NAME0..NAME7 = (w0.re, w0.im, w1.re, w1.im, v0.re, ..., v1.im).
+#define LOAD_W(N0, N1, N2, N3, l, b, w) \
+    w[0] = CL(lane(N0(LB(l, b))), lane(N1(LB(l, b)))); \
+    w[1] = CL(lane(N2(LB(l, b))), lane(N3(LB(l, b))));
+#define STORE8(w, v) \
+    OUT0 = vec4(w[0].re); OUT1 = vec4(w[0].im); OUT2 = vec4(w[1].re); OUT3 = vec4(w[1].im); \
+    OUT4 = vec4(v[0].re); OUT5 = vec4(v[0].im); OUT6 = vec4(v[1].re); OUT7 = vec4(v[1].im);
