@@ -74,6 +74,14 @@ def reduction_rates(dev, n: int, fanins):
             sec = time_call(lambda: [fn() for _ in range(reps)], dev.finish, repeat=5) / reps
             rows.append({"kind": kind, "fanin": F, "passes": R.passes(n, F),
                          "ms": sec * 1e3, "GRed/s": n / sec / 1e9})
+    # the first level with the full (value, index) comparison, for reference
+    R.SCAN_STRICT = False
+    for F in fanins:
+        fn = lambda: R.argmax_device(dev, x, fanin=F).release()  # noqa: E731
+        sec = time_call(lambda: [fn() for _ in range(reps)], dev.finish, repeat=5) / reps
+        rows.append({"kind": "argmax (full compare)", "fanin": F, "passes": R.passes(n, F),
+                     "ms": sec * 1e3, "GRed/s": n / sec / 1e9})
+    R.SCAN_STRICT = True
     got = R.argmax(dev, x)
     ok = got == (float(v.max()), int(np.argmax(v)))
     x.release()

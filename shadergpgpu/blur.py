@@ -301,34 +301,38 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
     spt = 4 if seq else 1
     with_src = dict(base, HAVE_SRC=1, USE_PLANES=int(bool(planes_wp)))
 
+    # summary sets: 8 arrays (one lane per component), or 2 packed ones for a single lane
+    slots = (0, 4) if seq else tuple(range(8))
+
     def summary(nb):
-        return [_tex(dev, nlines, nb) if axis == 1 else _tex(dev, nb, nlines) for _ in range(8)]
+        return [_tex(dev, nlines, nb) if axis == 1 else _tex(dev, nb, nlines) for _ in slots]
 
     def sset(prefix, arrs):
-        return {f"{prefix}{k}": arrs[k] for k in range(8)}
+        return {f"{prefix}{k}": a for k, a in zip(slots, arrs)}
 
     sums = [summary(levels[0])]
     with dev.phase(f"{label}.reduce"):
-        dev.run("blur/reduce.frag", sums[0], inputs=dict(inputs), uniforms=uni,
+        dev.run("blur/reduce.frag", sset("OUT", sums[0]), inputs=dict(inputs), uniforms=uni,
                 defines=with_src)
     for lvl in range(1, len(levels)):
         sums.append(summary(levels[lvl]))
         d = dict(base, NB_CHILD=levels[lvl - 1], CSTEPS=tiling.c1 * spt * tiling.g ** (lvl - 1))
         with dev.phase(f"{label}.combine"):
-            dev.run("blur/combine.frag", sums[lvl], inputs=sset("S", sums[lvl - 1]),
-                    uniforms=uni, defines=d)
+            dev.run("blur/combine.frag", sset("OUT", sums[lvl]),
+                    inputs=sset("S", sums[lvl - 1]), uniforms=uni, defines=d)
     top = len(levels) - 1
     inc = summary(levels[top])
     d = dict(with_src, NB=levels[top], CSTEPS=tiling.c1 * spt * tiling.g ** top)
     with dev.phase(f"{label}.carry"):
-        dev.run("blur/carry.frag", inc, inputs=dict(inputs, **sset("S", sums[top])),
-                uniforms=uni, defines=d)
+        dev.run("blur/carry.frag", sset("OUT", inc),
+                inputs=dict(inputs, **sset("S", sums[top])), uniforms=uni, defines=d)
     for lvl in range(top - 1, -1, -1):
         finer = summary(levels[lvl])
         d = dict(base, NB_CHILD=levels[lvl], CSTEPS=tiling.c1 * spt * tiling.g ** lvl)
         with dev.phase(f"{label}.down"):
-            dev.run("blur/down.frag", finer, inputs=dict(sset("I", inc), **sset("S", sums[lvl])),
-                    uniforms=uni, defines=d)
+            dev.run("blur/down.frag", sset("OUT", finer),
+                    inputs=dict(sset("I", inc), **sset("S", sums[lvl])), uniforms=uni,
+                    defines=d)
         _release(inc)
         inc = finer
     for s in sums:
@@ -481,15 +485,16 @@ register_plan(PassPlan(
 
 
 # ---- traffic model (for the benchmark's bandwidth ratio) ---------------------------------------
-def _line_traffic(nlines: int, npos: int, tiling: Tiling) -> int:
-    """Texels read + written by one line filter (each texel of each pass once)."""
+def _line_traffic(nlines: int, npos: int, tiling: Tiling, nsum: int = 8) -> int:
+    """Texels read + written by one line filter (each texel of each pass once); ``nsum``
+    arrays per summary set (8, or 2 for a packed single lane)."""
     nb = tiling.levels(npos)
-    t = nlines * npos + 8 * nb[0] * nlines                      # reduce
+    t = nlines * npos + nsum * nb[0] * nlines                      # reduce
     for a, b in zip(nb[:-1], nb[1:]):
-        t += 8 * nlines * (3 * a + 2 * b)                       # combine (r a, w b) + down
-    t += 16 * nb[-1] * nlines                                   # carry
+        t += nsum * nlines * (3 * a + 2 * b)                       # combine (r a, w b) + down
+    t += 2 * nsum * nb[-1] * nlines                                # carry
     nfb = -(-npos // 8)
-    t += nlines * npos + 8 * nb[0] * nlines + 8 * nfb * nlines  # apply
+    t += nlines * npos + nsum * nb[0] * nlines + 8 * nfb * nlines  # apply
     return t
 
 
@@ -499,7 +504,8 @@ def traffic_bytes(h: int, w: int, gray: bool, schedule: str = "hv",
     wt = _texels(w, gray)
     if schedule == "hv":
         wp = -(-wt // 8)
-        t = _line_traffic(h, wt, tiling) + _line_traffic(8 * wp, h, tiling) + 2 * h * wt
+        t = (_line_traffic(h, wt, tiling, 2 if gray else 8) + _line_traffic(8 * wp, h, tiling)
+             + 2 * h * wt)
     else:
         ht = _texels(h, gray)
         t = _line_traffic(wt, h, tiling) + 2 * h * wt + _line_traffic(ht, w, tiling) + 2 * h * wt

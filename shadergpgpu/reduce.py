@@ -38,6 +38,9 @@ from .plans import PassPlan, register_plan
 
 #: Indices are exact in float32 up to here (exclusive); longer arg-reductions are refused.
 MAX_INDEX = 2 ** 24
+#: First levels over row-order sources compare values only (each lane meets its candidates in
+#: increasing index order); False forces the full (value, index) comparison everywhere.
+SCAN_STRICT = True
 #: Texels gathered per fragment and pass. Chosen by measurement (benchmarks/svm.py, fan-in
 #: sweep): on the H200 and on llvmpipe 16..32 are within a few percent of the best, and 16 keeps
 #: the pass count low for the vector lengths the trainers use.
@@ -201,6 +204,8 @@ class ArgReduction(_Chain):
     result, slot : the winner is written as (value, index, payload, 0) into ``result``'s
         texel ``slot``; index is ``MAX_INDEX`` (as float) when nothing was eligible.
     payload : optional array; the final pass stores ``payload[index]`` (flat) in component z.
+    strict_scan : the first level's candidate indices grow with ``t`` in every lane (true
+        for row-order sources), so it may compare values only (see ``SCAN_STRICT``).
     dual : a second reduction (the first shader's ``candidates2()``) runs in the same passes
         (two more render targets); its winner goes to texel ``slot + 1``.
     """
@@ -208,18 +213,20 @@ class ArgReduction(_Chain):
     def __init__(self, dev, mode: str, first_shader: str, first_inputs: dict, n_src: int,
                  result: DeviceArray, slot: int = 0, payload: DeviceArray | None = None,
                  first_defines: dict | None = None, fanin: int | None = None,
-                 dual: bool = False):
+                 dual: bool = False, strict_scan: bool = False):
         super().__init__(dev)
         if mode not in ("min", "max"):
             raise ValueError(f"mode must be 'min' or 'max', got {mode!r}")
         fanin = _check_fanin(fanin)
         self.result, self.slot, self.fanin, self.mode = result, int(slot), fanin, mode
         shader, inputs, extra = first_shader, dict(first_inputs), dict(first_defines or {})
-        for n, m in level_sizes(int(n_src), fanin):
+        for level, (n, m) in enumerate(level_sizes(int(n_src), fanin)):
             defines = dict(extra, FANIN=fanin, MODE_MAX=int(mode == "max"))
             if dual:
                 defines["DUAL"] = 1
             ins = dict(inputs)
+            if strict_scan and level == 0 and SCAN_STRICT:
+                defines["SCAN_STRICT"] = 1
             if m == 1:
                 defines["FINAL"] = 1
                 if payload is not None:
@@ -352,7 +359,7 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
         defines["MASKED"] = 1
         if m.layout == a.layout:
             defines["MASK_SAME"] = 1
-    key = ("arg", mode, a.layout, None if m is None else m.layout, fanin)
+    key = ("arg", mode, a.layout, None if m is None else m.layout, fanin, SCAN_STRICT)
     c = _cache(dev)
     red = c.get(key)
     if red is None:
@@ -360,7 +367,8 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
         inputs = {"V": a} if m is None else {"V": a, "M": m}
         red = c[key] = (ArgReduction(dev, mode, "reduce/argbest.frag", inputs,
                                      a.layout.n_texels, scratch, 0, first_defines=defines,
-                                     fanin=fanin), scratch)
+                                     fanin=fanin, strict_scan=a.layout.order == "row"),
+                        scratch)
     chain, _ = red
     out = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
     first = {"V": a} if m is None else {"V": a, "M": m}

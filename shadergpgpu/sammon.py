@@ -93,16 +93,22 @@ def _ceil_div(a, b):
 #: after 65,535 iterations in total per invocation (nested loops count cumulatively) and then
 #: silently leaves it; the j sweep is cut into chunks (blended passes) that stay below this.
 LOOP_BUDGET = 60000
+#: Most fragment-loop iterations (fragments x iterations) one pass may run. On the H200 through
+#: EGL, passes of 4 s (N = 100,000 in 4 chunks) came back with wrong sums while passes of ~1.3 s
+#: (6e9 iterations, 21 chunks) were verified against float64 rows; this keeps N > 100,000 there.
+PASS_WORK = 6_000_000_000
 
 
 def min_chunks(n_points: int, n_features: int, source: str) -> int:
-    """Fewest chunks of the j sweep that keep one fragment's loop under LOOP_BUDGET.
+    """Fewest chunks of the j sweep that keep one fragment's loop under LOOP_BUDGET and one
+    pass under PASS_WORK.
 
     source: "rows", "columns" or "cached" (inner iterations per block of 4 points j:
     ceil(n/4), n or 1).
     """
     inner = {"rows": _ceil_div(n_features, 4), "columns": n_features, "cached": 1}[source]
-    blocks_per_pass = max(1, LOOP_BUDGET // max(inner, 1))
+    blocks_per_pass = max(1, min(LOOP_BUDGET // max(inner, 1),
+                                 PASS_WORK // max(inner * n_points, 1)))
     return max(1, _ceil_div(_ceil_div(n_points, 4), blocks_per_pass))
 
 

@@ -94,12 +94,14 @@ class BinarySMO:
             # both selections in the same passes (two reductions, four render targets)
             chains = [_reduce.ArgReduction(dev, "max", "svm/select_pair.frag", src, nt,
                                            self.res, 0, payload=self.G[k], fanin=self.fanin,
-                                           dual=True)]
+                                           dual=True, strict_scan=True)]
         else:
             chains = [_reduce.ArgReduction(dev, "max", "svm/select_up.frag", src, nt, self.res,
-                                           0, payload=self.G[k], fanin=self.fanin),
+                                           0, payload=self.G[k], fanin=self.fanin,
+                                           strict_scan=True),
                       _reduce.ArgReduction(dev, "max", "svm/select_low.frag", src, nt,
-                                           self.res, 1, payload=self.G[k], fanin=self.fanin)]
+                                           self.res, 1, payload=self.G[k], fanin=self.fanin,
+                                           strict_scan=True)]
         for ch in chains:
             ch.passes[0].set(C=float(C))
         if self.working_set == "second-order":
@@ -109,7 +111,8 @@ class BinarySMO:
                              uniforms={"gamma": self.gamma, "C": float(C)})
             oc = _reduce.ArgReduction(dev, "min", "reduce/argbest.frag", {"V": obj}, nt,
                                       self.res, 2, payload=self.G[k],
-                                      first_defines={"FIRST": 1}, fanin=self.fanin)
+                                      first_defines={"FIRST": 1}, fanin=self.fanin,
+                                      strict_scan=True)
             chains += [op, oc]
             self._owned_obj = getattr(self, "_owned_obj", []) + [obj]
         return chains

@@ -82,8 +82,10 @@ def test_argmin_argmax_exact(wrap_dev, rng, shape, packed, order):
 
 
 @pytest.mark.parametrize("fanin", [2, 5, 16])
-def test_ties_go_to_lowest_index(dev, rng, fanin):
+@pytest.mark.parametrize("strict", [True, False])
+def test_ties_go_to_lowest_index(dev, rng, fanin, strict, monkeypatch):
     # few distinct values: many ties, the winner must be numpy's first occurrence
+    monkeypatch.setattr(R, "SCAN_STRICT", strict)
     for n in (3, 64, 1001, 7777):
         x = rng.integers(-3, 4, size=n).astype(np.float32)
         assert R.argmin(dev, x, fanin=fanin) == (float(x.min()), int(np.argmin(x)))

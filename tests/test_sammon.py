@@ -191,3 +191,15 @@ def test_validation(dev, kwargs, X, exc, msg):
         X = np.random.default_rng(0).normal(size=(10, 4))
     with pytest.raises(exc, match=msg):
         Sammon(device=dev, **dict({"n_iter": 2}, **kwargs)).fit(X)
+
+
+def test_report_quick(tmp_path):
+    from shadergpgpu.reports import sammon as report
+    assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 0
+    import json
+    rows = json.loads((tmp_path / "sammon.json").read_text())["rows"]
+    assert len(rows) == 6 and all(r["plan matches"] for r in rows)
+    # the fixed-step runs follow the float64 rule to float32 accuracy
+    for r in rows:
+        if r["config"].endswith("/source"):
+            assert abs(r["stress end"] - r["numpy float64 end"]) < 1e-4 * r["numpy float64 end"]

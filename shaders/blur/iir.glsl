@@ -73,10 +73,20 @@ vec4 src_texel(int l, int pos) {
 vec4 src_texel(int l, int pos) { return X_texel(LB(l, pos)); }
 #endif
 
-// Summary sets: eight arrays NAME0..NAME7 = (w0.re, w0.im, w1.re, w1.im, v0.re, ..., v1.im).
+// Summary sets: eight arrays NAME0..NAME7 = (w0.re, w0.im, w1.re, w1.im, v0.re, ..., v1.im),
+// one lane per component. With SEQ (one lane) the causal half packs into NAME0 and the
+// anticausal half into NAME4, one texel each (the pass binds only those two).
+#if SEQ
+#define LOAD_W(N0, N1, N2, N3, l, b, DST) \
+    { vec4 t_ = N0(LB(l, b)); DST[0] = CL(t_.x, t_.y); DST[1] = CL(t_.z, t_.w); }
+#define STORE8(FW, BW) \
+    OUT0 = vec4(FW[0].re, FW[0].im, FW[1].re, FW[1].im); \
+    OUT4 = vec4(BW[0].re, BW[0].im, BW[1].re, BW[1].im);
+#else
 #define LOAD_W(N0, N1, N2, N3, l, b, w) \
     w[0] = CL(lane(N0(LB(l, b))), lane(N1(LB(l, b)))); \
     w[1] = CL(lane(N2(LB(l, b))), lane(N3(LB(l, b))));
 #define STORE8(w, v) \
     OUT0 = vec4(w[0].re); OUT1 = vec4(w[0].im); OUT2 = vec4(w[1].re); OUT3 = vec4(w[1].im); \
     OUT4 = vec4(v[0].re); OUT5 = vec4(v[0].im); OUT6 = vec4(v[1].re); OUT7 = vec4(v[1].im);
+#endif

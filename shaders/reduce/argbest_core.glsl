@@ -16,6 +16,18 @@ uniform int stride;   // output texels of this level
 uniform int slot;     // FINAL: grid column of the result texel
 uniform int n_src;    // source texels
 
+// SCAN_STRICT (first level over a row-order source): each lane meets its candidates in
+// increasing index order, so a strict comparison keeps the first of equal values; the index
+// comparison is only needed while the lane still holds no candidate.
+bvec4 better_in_scan(vec4 v, vec4 bv, vec4 bi) {
+#if MODE_MAX
+    vec4 strict = vec4(greaterThan(v, bv));
+#else
+    vec4 strict = vec4(lessThan(v, bv));
+#endif
+    return bvec4(strict + vec4(equal(bi, vec4(NO_INDEX))) + vec4(isnan(v)));
+}
+
 bvec4 better(vec4 v, vec4 i, vec4 bv, vec4 bi) {
 #if MODE_MAX
     vec4 strict = vec4(greaterThan(v, bv));
@@ -47,12 +59,20 @@ void main() {
         if (t < n_src) {
             vec4 v, i;
             candidates(t, v, i);
+#ifdef SCAN_STRICT
+            bvec4 take = better_in_scan(v, bv, bi);
+#else
             bvec4 take = better(v, i, bv, bi);
+#endif
             bv = mix(bv, v, take);
             bi = mix(bi, i, take);
 #ifdef DUAL
             candidates2(t, v, i);
+#ifdef SCAN_STRICT
+            take = better_in_scan(v, bv2, bi2);
+#else
             take = better(v, i, bv2, bi2);
+#endif
             bv2 = mix(bv2, v, take);
             bi2 = mix(bi2, i, take);
 #endif
