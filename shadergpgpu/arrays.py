@@ -34,6 +34,9 @@ class TexturePool:
         self._free: dict[tuple, list] = defaultdict(list)
         self.created = 0
         self.live = 0
+        # called with each texture just before the pool deletes it (the device drops the
+        # framebuffers that point at it: GL reuses deleted names)
+        self.on_delete = None
 
     def take(self, size: tuple[int, int]):
         free = self._free.get(size)
@@ -60,6 +63,8 @@ class TexturePool:
         n = 0
         for lst in self._free.values():
             for t in lst:
+                if self.on_delete is not None:
+                    self.on_delete(t)
                 t.release()
                 n += 1
             lst.clear()

@@ -27,7 +27,7 @@ exact initial states w(-1), v(N) (closed forms for reflect, nearest and zero; se
 A fragment cannot walk a whole row, so each line is cut into blocks (a scan over blocks):
 
 1. ``reduce``: one fragment per level-1 block (C1 texels) writes the block's zero-start states
-   (8 values per lane through the 8 render targets);
+   (8 values per lane through the 8 render targets; a single packed lane keeps them in 2);
 2. ``combine`` (0 or more): coarser levels, G blocks at a time, until at most ``top`` blocks
    remain per line;
 3. ``carry``: the incoming states of each top-level block, border included;
@@ -37,6 +37,9 @@ A fragment cannot walk a whole row, so each line is cut into blocks (a scan over
 
 The state after a block is an affine function of the state before it; the levels combine these
 maps, so the number of passes depends on the image size (logarithmically), never on sigma.
+The default tiling (C1 = 16 texels, G = 8, at most 16 top blocks) was the fastest measured on
+the H200 (benchmarks/RESULTS.md): the apply pass is bound by texture fetches, so a short walk
+beats fewer summary bytes.
 
 Schedules (the two of the source): ``"hv"`` filters the rows then the columns (the vertical
 passes read the horizontal planes directly) and ends with one interleave pass; ``"vtvt"``
@@ -79,7 +82,7 @@ class Tiling:
     ``g`` blocks each until at most ``top`` blocks remain."""
 
     c1: int = 16
-    g: int = 4
+    g: int = 8
     top: int = 16
 
     def __post_init__(self):

@@ -96,6 +96,7 @@ class Device:
             limit = min(limit, int(max_texture_size))
         self.max_texture_size = limit
         self.pool = TexturePool(self.ctx)
+        self.pool.on_delete = self._forget_texture
         self.shaders = ShaderLibrary(self.ctx, shader_root)
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
@@ -258,6 +259,17 @@ class Device:
             if id(a) in out_ids:
                 raise ValueError(f"array {n!r} is both an input and an output of one pass; "
                                  "use a second array (ping-pong)")
+
+    def _forget_texture(self, tex) -> None:
+        """Drop cached framebuffers that attach ``tex`` (it is about to be deleted)."""
+        glo = tex.glo
+        for key in [k for k in self._fbos if glo in k]:
+            self._fbos.pop(key).release()
+
+    def trim(self) -> int:
+        """Delete the pool's idle textures (and framebuffers on them); returns how many."""
+        self.activate()
+        return self.pool.trim()
 
     def _framebuffer(self, arrs):
         key = tuple(a.texture.glo for a in arrs)

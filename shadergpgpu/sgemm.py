@@ -13,7 +13,9 @@ The structure follows the Adreno kernel of source 001 in fragment-shader form:
 
 Variants (``variant=``):
 
-``"tile8x4"`` (default)
+``"auto"`` (default)
+    The faster of the two 8x4 variants on the device (:func:`default_variant`).
+``"tile8x4"``
     A through the buffer path, B through the texture path, 8x4 micro-tile, 8 render targets.
 ``"tile8x4-tex"``
     The same with A also through a 2-D texture.
@@ -40,7 +42,7 @@ from .glraw import BufferArray, attach_samplers, max_texture_buffer_size
 from .layout import BufferLayout
 from .plans import PassPlan, register_plan
 
-__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "work", "auto_split"]
+__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "work", "auto_split"]
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,20 @@ VARIANTS = {
     "simple": Variant("simple", "sgemm/simple.frag", "buffer", 1, 1,
                       "A via buffer texture, B via 2-D texture, one texel per fragment"),
 }
-DEFAULT_VARIANT = "tile8x4"
+DEFAULT_VARIANT = "auto"
 
-# Fragments wanted in flight per product pass before K is split (GPUs only; llvmpipe keeps its
-# few cores busy with any output and gains nothing from splitting).
+# Fragments wanted in flight per product pass before K is split, and the shortest K slice worth
+# a pass (GPUs only; llvmpipe keeps its few cores busy with any output). Measured on an H200:
+# 256 x 256 x 16384 runs 1.5x faster with 8 slices than with 1 or 128; square sizes gain <= 2%.
 SPLIT_TARGET_FRAGMENTS = 1 << 18
-MIN_SLICE_QUADS = 32
+MIN_SLICE_K = 2048
+
+
+def default_variant(dev) -> str:
+    """The faster variant on ``dev`` (measured, benchmarks/RESULTS.md): on llvmpipe the buffer
+    path for A ("tile8x4", 1.5x faster at n=1024); on the NVIDIA driver 2-D textures fetch
+    faster than texture buffers, so "tile8x4-tex" (2-30% faster)."""
+    return "tile8x4" if _is_software(dev) else "tile8x4-tex"
 
 
 def _round_up(x: int, m: int) -> int:
@@ -95,9 +105,8 @@ def auto_split(dev, variant: Variant, M: int, N: int, K: int) -> int:
     if variant.tile_rows == 1 or _is_software(dev):
         return 1
     frags = -(-M // variant.tile_rows) * -(-N // 4)
-    quads = -(-K // (4 * variant.unroll))
     split = max(1, math.ceil(SPLIT_TARGET_FRAGMENTS / frags))
-    return max(1, min(split, quads // max(1, MIN_SLICE_QUADS // variant.unroll) or 1))
+    return max(1, min(split, K // MIN_SLICE_K))
 
 
 def _padded(variant: Variant, M: int, K: int) -> tuple[int, int]:
@@ -246,7 +255,8 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     C : optional ``M x N`` array (numpy or DeviceArray). As in BLAS it is not read when
         ``beta == 0``, and ``A``, ``B`` are not read when ``alpha == 0``.
     alpha, beta : finite real scalars.
-    variant : ``"tile8x4"`` (default), ``"tile8x4-tex"`` or ``"simple"`` (see module doc).
+    variant : ``"auto"`` (default: the faster one on this device, see :func:`default_variant`),
+        ``"tile8x4"``, ``"tile8x4-tex"``, ``"tile4x4"`` or ``"simple"`` (see module doc).
     device : the Device to use; default: the arguments' device, else the process default.
     split : K slices for the micro-tile variants (passes summed by blending); default automatic.
 
@@ -255,9 +265,9 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     A new float32 ``M x N`` numpy array, or a new DeviceArray when any of A, B, C is one
     (products then chain on the device without readback).
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {', '.join(VARIANTS)}, got {variant!r}")
-    v = VARIANTS[variant]
+    if variant != "auto" and variant not in VARIANTS:
+        raise ValueError(f"variant must be 'auto' or one of {', '.join(VARIANTS)}, "
+                         f"got {variant!r}")
     alpha = _scalar(alpha, "alpha")
     beta = _scalar(beta, "beta")
     for flag, name in ((trans_a, "trans_a"), (trans_b, "trans_b")):
@@ -276,6 +286,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     if split is not None and (not isinstance(split, (int, np.integer)) or split < 1):
         raise ValueError(f"split must be a positive integer, got {split!r}")
     dev = _pick_device(device, [A, B, C])
+    v = VARIANTS[default_variant(dev) if variant == "auto" else variant]
     as_device = any(isinstance(x, DeviceArray) for x in (A, B, C))
 
     has_p = alpha != 0.0

@@ -209,3 +209,15 @@ def test_info_command(capsys):
     for key in ("renderer", "rgba32f_renderable", "float_blending", "max_texture_size",
                 "max_draw_buffers"):
         assert key in out
+
+
+def test_trim_then_reallocate_writes_the_new_texture(dev):
+    """Deleted texture names are reused by GL: cached framebuffers must not outlive them."""
+    for k in range(3):
+        a = dev.array(np.full((64, 64), float(k)))
+        b = dev.empty_like(a)
+        dev.run("engine/copy.frag", b, inputs={"X": a})
+        np.testing.assert_array_equal(b.get(), np.full((64, 64), float(k), np.float32))
+        a.release()
+        b.release()
+        assert dev.trim() >= 2

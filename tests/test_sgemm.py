@@ -10,7 +10,7 @@ import shadergpgpu as sg
 from shadergpgpu import plans
 from shadergpgpu.glraw import BufferArray
 from shadergpgpu.layout import BufferLayout
-from shadergpgpu.sgemm import DEFAULT_VARIANT, VARIANTS, sgemm, work
+from shadergpgpu.sgemm import DEFAULT_VARIANT, VARIANTS, default_variant, sgemm, work
 
 TOL = 1e-5
 
@@ -152,6 +152,8 @@ def test_errors(dev, rng):
         sgemm(A, np.array([[object()]] * 3), device=dev)
     with pytest.raises(ValueError, match="2-D"):
         sgemm(np.ones(3), B, device=dev)
+    # the default ("auto") works and picks a listed variant
+    assert rel_err(sgemm(A, B, device=dev), A @ B) <= TOL
     with pytest.raises(ValueError, match="variant"):
         sgemm(A, B, variant="nope", device=dev)
     with pytest.raises(TypeError, match="trans_a"):
@@ -176,7 +178,7 @@ def test_pass_plan_matches_counter(dev, rng):
             want = split * w["product_fragments"] if VARIANTS[variant].tile_rows > 1 \
                 else w["product_fragments"]
             assert measured["sgemm/product"]["fragments"] == want
-    assert DEFAULT_VARIANT in VARIANTS
+    assert DEFAULT_VARIANT == "auto" and default_variant(dev) in VARIANTS
 
 
 def test_report_quick(tmp_path):

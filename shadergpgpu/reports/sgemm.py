@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import plans
 from ..device import Device
-from ..sgemm import VARIANTS, DEFAULT_VARIANT, auto_split, sgemm, work
+from ..sgemm import VARIANTS, auto_split, default_variant, sgemm, work
 from .common import (Progress, device_meta, markdown_table, parser, plot_lines, time_call,
                      write_outputs)
 
@@ -60,7 +60,7 @@ def main(argv=None) -> int:
             B.release()
             prog.step(f"{variant} {M}x{N}x{K}")
     meta = device_meta(dev)
-    meta["default_variant"] = DEFAULT_VARIANT
+    meta["default_variant"] = default_variant(dev)
     out = write_outputs(args.out, "sgemm", rows, meta)
     cols = ["variant", "M", "N", "K", "split", "passes_plan", "passes_measured", "plan_matches",
             "phases", "product_fragments", "fetches_per_fragment", "flops_per_fragment",
