@@ -1,4 +1,3 @@
-# TEAM NOTE (temporary): engineers, read /tmp/common_brief.md before starting (team rules).
 """The device: one GL context with its capabilities, texture pool, shader library and counter.
 
     >>> import numpy as np, shadergpgpu as sg
