@@ -33,6 +33,7 @@ class TexturePool:
         self.ctx = ctx
         self._free: dict[tuple, list] = defaultdict(list)
         self.created = 0
+        self.deleted = 0
         self.live = 0
         # called with each texture just before the pool deletes it (the device drops the
         # framebuffers that point at it: GL reuses deleted names)
@@ -68,7 +69,7 @@ class TexturePool:
                 t.release()
                 n += 1
             lst.clear()
-        self.created -= n
+        self.deleted += n
         return n
 
 

@@ -10,7 +10,8 @@ Backends (argument ``backend=`` or environment variable ``SHADERGPGPU_BACKEND``)
 * ``standalone``: moderngl's platform default (GLX on Linux, WGL, CGL).
 
 The library never falls back to 16-bit or 8-bit textures: if float32 RGBA rendering (or
-additive blending into it) is missing, :func:`create_context` raises :class:`CapabilityError`.
+additive blending into it) is missing, :func:`check` (called by every ``Device``) raises
+:class:`CapabilityError`; so does :func:`create_gl` when no OpenGL 3.3 context can be made.
 """
 from __future__ import annotations
 
@@ -125,10 +126,11 @@ def probe(ctx, backend: str) -> Capabilities:
     info = ctx.info
     renderable = blending = precise = False
     timer = True
-    prog = ctx.program(
-        vertex_shader="#version 330 core\nvoid main(){vec2 p=vec2((gl_VertexID<<1)&2,"
-                      "gl_VertexID&2);gl_Position=vec4(p*2.0-1.0,0.0,1.0);}",
-        fragment_shader="#version 330 core\nuniform vec4 v;out vec4 o;void main(){o=v;}")
+    from .programs import shaders_root
+
+    common = shaders_root() / "common"
+    prog = ctx.program(vertex_shader=(common / "fullscreen.vert").read_text(),
+                       fragment_shader=(common / "probe.frag").read_text())
     vao = ctx.vertex_array(prog, [])
     tex = fbo = None
     try:

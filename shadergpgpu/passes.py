@@ -13,7 +13,8 @@ from contextlib import contextmanager
 
 BLEND_MODES = (None, "add", "max", "min")
 
-# The Device whose GL context is current on this thread (several devices may share a process).
+# The Device whose GL context is current (several devices may share a process; the library is
+# not thread-safe: use a device from the thread that made it).
 current_device = [None]
 
 

@@ -71,6 +71,7 @@ import numpy as np
 
 from .arrays import as_float32
 from .layout import Layout
+from .limits import LOOP_BUDGET, ceil_div
 from .plans import PassPlan, register_plan
 from . import reduce as _reduce
 
@@ -85,14 +86,6 @@ WARMUP_GROW = 2.0
 DM_FLOOR = 1e-6
 
 
-def _ceil_div(a, b):
-    return -(-a // b)
-
-
-#: Most loop iterations one fragment runs in one pass. Mesa's llvmpipe stops any shader loop
-#: after 65,535 iterations in total per invocation (nested loops count cumulatively) and then
-#: silently leaves it; the j sweep is cut into chunks (blended passes) that stay below this.
-LOOP_BUDGET = 60000
 #: Most fragment-loop iterations (fragments x iterations) one pass may run. On the H200 through
 #: EGL, passes of 4 s (N = 100,000 in 4 chunks) came back with wrong sums while passes of ~1.3 s
 #: (6e9 iterations, 21 chunks) were verified against float64 rows; this keeps N > 100,000 there.
@@ -106,20 +99,20 @@ def min_chunks(n_points: int, n_features: int, source: str) -> int:
     source: "rows", "columns" or "cached" (inner iterations per block of 4 points j:
     ceil(n/4), n or 1).
     """
-    inner = {"rows": _ceil_div(n_features, 4), "columns": n_features, "cached": 1}[source]
+    inner = {"rows": ceil_div(n_features, 4), "columns": n_features, "cached": 1}[source]
     blocks_per_pass = max(1, min(LOOP_BUDGET // max(inner, 1),
                                  PASS_WORK // max(inner * n_points, 1)))
-    return max(1, _ceil_div(_ceil_div(n_points, 4), blocks_per_pass))
+    return max(1, ceil_div(ceil_div(n_points, 4), blocks_per_pass))
 
 
 def _auto_split(n_points: int, n_features: int, source: str) -> int:
     """Chunks of the j sweep: the loop limit, and about 8,192 points a pass at most."""
-    return max(_ceil_div(n_points, 8192), min_chunks(n_points, n_features, source))
+    return max(ceil_div(n_points, 8192), min_chunks(n_points, n_features, source))
 
 
 def _chunks(n_points: int, k: int) -> list:
     """k chunks [a, b) of 0..n_points, boundaries at multiples of 4."""
-    blocks = _ceil_div(n_points, 4)
+    blocks = ceil_div(n_points, 4)
     k = max(1, min(int(k), blocks))
     bounds = [4 * ((blocks * t) // k) for t in range(k + 1)]
     bounds[-1] = n_points
@@ -326,13 +319,21 @@ class _Run:
 
     def __init__(self, dev, X, Y0, est):
         self.dev, self.est = dev, est
+        self._arrays = []
+        self._chains = []
+        try:
+            self._setup(dev, X, Y0, est)
+        except BaseException:
+            # Setup can fail after allocating textures (e.g. all samples coincide): free them.
+            self.release()
+            raise
+
+    def _setup(self, dev, X, Y0, est):
         t_setup = time.perf_counter()
         self.eval_s = []
         self._y0 = np.asarray(Y0, dtype=np.float64)
         n, d = X.shape
         self.n, self.m = n, Y0.shape[1]
-        self._arrays = []
-        self._chains = []
         order = "row" if est.layout == "rows" else "col"
         self.X = self._keep(dev.array(X, packed=True, order=order, name="X"))
         # Positions, direction and stress terms: one texel per point, near-square wrap.
@@ -414,6 +415,7 @@ class _Run:
     def release(self):
         for c in self._chains:
             c.release()
+        self._chains.clear()
         for a in self._arrays:
             a.release()
         self._arrays.clear()

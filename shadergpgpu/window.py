@@ -79,6 +79,14 @@ class Viewer:
         self.frames += 1
         return True
 
+    def release(self) -> None:
+        """Release the viewer's GL objects (the window closes with its device)."""
+        if self._img is not None:
+            self._img.release()
+            self._img = None
+        self._vao.release()
+        self._prog.release()
+
     def wait_close(self, timeout: float | None = None) -> None:
         """Keep the window open until the user closes it (or ``timeout`` seconds pass)."""
         import time

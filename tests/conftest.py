@@ -9,6 +9,7 @@ import shadergpgpu as sg
 def dev():
     d = sg.Device()
     yield d
+    d.release()
 
 
 @pytest.fixture(scope="session")
@@ -16,6 +17,7 @@ def small_dev():
     """A device whose texture size is capped at 16 so arrays wrap early."""
     d = sg.Device(max_texture_size=16)
     yield d
+    d.release()
 
 
 @pytest.fixture

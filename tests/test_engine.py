@@ -25,7 +25,6 @@ def test_blend_accumulates_100_passes(dev, rng):
     terms = rng.uniform(-1, 1, size=(100, 13, 7))
     acc = dev.zeros((13, 7))
     with dev.phase("accumulate"):
-        p = None
         for t in terms:
             x = dev.array(t)
             dev.run("engine/accumulate.frag", acc, inputs={"X": x}, uniforms={"scale": 1.0},
