@@ -182,9 +182,9 @@ def main(argv=None) -> int:
                     print(f"WRONG RESULT: {v} {M}x{N}x{K} relative error {err:.2e}")
             finally:
                 S.VARIANTS[v] = saved
-            used_split = split or S.auto_split(dev, S.VARIANTS[v], M, N, K)
-            w = S.work(v, M, N, K, split=1 if S.VARIANTS[v].tile_rows == 1 else used_split,
+            w = S.work(v, M, N, K, split=split or S.auto_split(dev, S.VARIANTS[v], M, N, K),
                        stage_a=True, stage_b=True)
+            used_split = w["split"]  # raised to min_split as sgemm does
             g = flops / t / 1e9
             row = {"M": M, "N": N, "K": K, "variant": v, "split": used_split,
                    "unroll": unroll or S.VARIANTS[v].unroll, "ms": t * 1e3, "gflops": g,

@@ -547,8 +547,10 @@ class MLP:
         try:
             every = self.loss_every
             before = dict(dev.counter.passes)
+            done = 0
             for s in range(self.steps):
                 net.step()
+                done = s + 1
                 if s == 0:
                     self.passes_per_step_ = {k: v - before.get(k, 0)
                                              for k, v in dev.counter.passes.items()
@@ -568,7 +570,7 @@ class MLP:
         self.coefs_ = [w[1:] for w in self.weights_]
         self.intercepts_ = [w[0] for w in self.weights_]
         self.loss_ = self.loss_curve_[-1] if self.loss_curve_ else float("nan")
-        self.n_iter_ = self.steps
+        self.n_iter_ = done  # steps actually run (a callback may stop early)
         return self
 
     def _check_fitted(self):

@@ -28,12 +28,13 @@ first-level shader whose ``candidates()`` computes the values on the fly (see
 """
 from __future__ import annotations
 
-import weakref
+from collections import OrderedDict
 
 import numpy as np
 
 from .arrays import DeviceArray, as_float32
 from .layout import Layout
+from .limits import ceil_div
 from .plans import PassPlan, register_plan
 
 #: Indices are exact in float32 up to here (exclusive); longer arg-reductions are refused.
@@ -47,10 +48,6 @@ SCAN_STRICT = True
 DEFAULT_FANIN = 16
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
-
-
 def level_sizes(n_texels: int, fanin: int = DEFAULT_FANIN) -> list[tuple[int, int]]:
     """[(source texels, output texels)] per pass, until one texel is left."""
     if n_texels < 1:
@@ -59,7 +56,7 @@ def level_sizes(n_texels: int, fanin: int = DEFAULT_FANIN) -> list[tuple[int, in
         raise ValueError(f"fanin must be at least 2, got {fanin}")
     out, n = [], int(n_texels)
     while True:
-        m = _ceil_div(n, fanin)
+        m = ceil_div(n, fanin)
         out.append((n, m))
         if m == 1:
             return out
@@ -68,22 +65,19 @@ def level_sizes(n_texels: int, fanin: int = DEFAULT_FANIN) -> list[tuple[int, in
 
 def passes(n: int, fanin: int = DEFAULT_FANIN, packed: bool = True) -> int:
     """Passes one reduction takes over a vector of ``n`` elements."""
-    return len(level_sizes(_ceil_div(int(n), 4 if packed else 1), fanin))
+    return len(level_sizes(ceil_div(int(n), 4 if packed else 1), fanin))
 
 
-register_plan(PassPlan(
-    name="reduce/sum",
-    formula="max(1, ceil(log_F(ceil(n / 4))))  (F = fan-in, packed vector of n values)",
-    phases=lambda n, fanin=DEFAULT_FANIN, packed=True: {"reduce": passes(n, fanin, packed)},
-    notes="one gather pass per level; the last level also adds the four lanes",
-    params=("n", "fanin", "packed")))
-register_plan(PassPlan(
-    name="reduce/argbest",
-    formula="max(1, ceil(log_F(ceil(n / 4))))  (F = fan-in, packed vector of n values)",
-    phases=lambda n, fanin=DEFAULT_FANIN, packed=True: {"reduce": passes(n, fanin, packed)},
-    notes="arg-min or arg-max, values and indices written by the same pass (two targets); "
-          "the mask is applied in the first level",
-    params=("n", "fanin", "packed")))
+for _name, _notes in (
+        ("reduce/sum", "one gather pass per level; the last level also adds the four lanes"),
+        ("reduce/argbest", "arg-min or arg-max, values and indices written by the same pass "
+                           "(two targets); the mask is applied in the first level")):
+    register_plan(PassPlan(
+        name=_name,
+        formula="max(1, ceil(log_F(ceil(n / 4))))  (F = fan-in, packed vector of n values)",
+        phases=lambda n, fanin=DEFAULT_FANIN, packed=True: {"reduce": passes(n, fanin, packed)},
+        notes=_notes,
+        params=("n", "fanin", "packed")))
 
 
 def _vector_layout(dev, texels: int) -> Layout:
@@ -255,14 +249,30 @@ class ArgReduction(_Chain):
 
 
 # ---- the simple API ---------------------------------------------------------------------------
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+#: Prepared chains kept per device (least recently used beyond this are released).
+CACHE_SIZE = 16
 
 
-def _cache(dev) -> dict:
-    c = _CACHE.get(dev)
+def _cache(dev) -> "OrderedDict":
+    """This device's chain cache, stored on the device itself (it goes away with the device)."""
+    c = dev.__dict__.get("_reduce_cache")
     if c is None:
-        c = _CACHE[dev] = {}
+        c = dev.__dict__["_reduce_cache"] = OrderedDict()
     return c
+
+
+def _cached(dev, key, build):
+    """The cached entry for ``key`` (built on a miss), evicting and releasing the oldest."""
+    c = _cache(dev)
+    entry = c.get(key)
+    if entry is None:
+        entry = c[key] = build()
+        while len(c) > CACHE_SIZE:
+            _, old = c.popitem(last=False)
+            old.release()
+    else:
+        c.move_to_end(key)
+    return entry
 
 
 def _as_device(dev, arr, name: str, check_nan: bool):
@@ -295,14 +305,15 @@ def total_device(dev, arr, fanin: int | None = None) -> DeviceArray:
     a, mine = _as_device(dev, arr, "arr", check_nan=False)
     fanin = _check_fanin(fanin)
     out = dev._new((1,), Layout(1, 1, True, "row", dev.max_texture_size))
-    key = ("sum", a.layout, fanin)
-    c = _cache(dev)
-    red = c.get(key)
-    if red is None:
-        red = c[key] = _SumPlain(dev, a.layout, fanin)
-    red.run(a, out)
-    if mine:
-        a.release()
+    try:
+        red = _cached(dev, ("sum", a.layout, fanin), lambda: _SumPlain(dev, a.layout, fanin))
+        red.run(a, out)
+    except BaseException:
+        out.release()
+        raise
+    finally:
+        if mine:
+            a.release()
     return out
 
 
@@ -315,12 +326,56 @@ class _SumPlain:
 
     def run(self, arr, out):
         ps = self.chain.passes
-        if len(ps) == 1:
-            ps[0].bind(X=arr, OUT=out)
-        else:
-            ps[-1].bind(OUT=out)
-            ps[0].bind(X=arr)
-        self.chain.run()
+        try:
+            if len(ps) == 1:
+                ps[0].bind(X=arr, OUT=out)
+            else:
+                ps[-1].bind(OUT=out)
+                ps[0].bind(X=arr)
+            self.chain.run()
+        finally:  # keep no caller's array bound while cached
+            if len(ps) == 1:
+                ps[0].bind(X=_Placeholder(arr.layout), OUT=self.scratch)
+            else:
+                ps[-1].bind(OUT=self.scratch)
+                ps[0].bind(X=_Placeholder(arr.layout))
+
+    def release(self):
+        self.chain.release()
+        self.scratch.release()
+
+
+class _ArgPlain:
+    """A cached ArgReduction whose inputs and result are bound per call."""
+
+    def __init__(self, dev, mode, layout, mask_layout, defines, fanin):
+        self.scratch = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
+        self.idle = {"V": _Placeholder(layout)}
+        if mask_layout is not None:
+            self.idle["M"] = _Placeholder(mask_layout)
+        self.chain = ArgReduction(dev, mode, "reduce/argbest.frag", dict(self.idle),
+                                  layout.n_texels, self.scratch, 0, first_defines=defines,
+                                  fanin=fanin, strict_scan=layout.order == "row")
+
+    def run(self, first, out):
+        chain = self.chain
+        try:
+            if chain.n_passes == 1:
+                chain.bind_first(RES=out, **first)
+            else:
+                chain.passes[-1].bind(RES=out)
+                chain.bind_first(**first)
+            chain.run()
+        finally:  # keep no caller's array bound while cached
+            if chain.n_passes == 1:
+                chain.bind_first(RES=self.scratch, **self.idle)
+            else:
+                chain.passes[-1].bind(RES=self.scratch)
+                chain.bind_first(**self.idle)
+
+    def release(self):
+        self.chain.release()
+        self.scratch.release()
 
 
 def total(dev, arr, fanin: int | None = None) -> float:
@@ -332,57 +387,53 @@ def total(dev, arr, fanin: int | None = None) -> float:
         out.release()
 
 
+def _as_mask(dev, mask, a):
+    """(mask DeviceArray, uploaded_here), validated like ``arr``, of ``a``'s shape."""
+    if isinstance(mask, DeviceArray):
+        m, _ = _as_device(dev, mask, "mask", check_nan=False)
+        if m.shape != a.shape:
+            raise ValueError(f"mask has shape {m.shape}, arr has shape {a.shape}")
+        return m, False
+    mk = np.asarray(mask)
+    if mk.shape != a.shape:
+        raise ValueError(f"mask has shape {mk.shape}, arr has shape {a.shape}")
+    if mk.dtype.kind not in "biuf":
+        raise TypeError(f"mask: expected a boolean or numeric array, got {mk.dtype}")
+    if mk.dtype.kind == "f" and np.isnan(mk).any():
+        raise ValueError("mask contains NaN")
+    return dev.array(mk.astype(np.float32), packed=a.layout.packed, order=a.layout.order,
+                     name="mask"), True
+
+
 def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
     a, mine = _as_device(dev, arr, "arr", check_nan)
-    if a.size >= MAX_INDEX:
+    m, mmine = None, False
+    try:
+        if a.size >= MAX_INDEX:
+            raise ValueError(f"arr has {a.size} elements; arg-reductions carry indices as "
+                             f"float32, exact only below 2**24 = {MAX_INDEX}")
+        fanin = _check_fanin(fanin)
+        defines = {"FIRST": 1}
+        if mask is not None:
+            m, mmine = _as_mask(dev, mask, a)
+            defines["MASKED"] = 1
+            if m.layout == a.layout:
+                defines["MASK_SAME"] = 1
+        mlayout = None if m is None else m.layout
+        key = ("arg", mode, a.layout, mlayout, fanin, SCAN_STRICT)
+        red = _cached(dev, key, lambda: _ArgPlain(dev, mode, a.layout, mlayout, defines, fanin))
+        out = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
+        try:
+            red.run({"V": a} if m is None else {"V": a, "M": m}, out)
+        except BaseException:
+            out.release()
+            raise
+        return out
+    finally:
         if mine:
             a.release()
-        raise ValueError(f"arr has {a.size} elements; arg-reductions carry indices as float32, "
-                         f"exact only below 2**24 = {MAX_INDEX}")
-    fanin = _check_fanin(fanin)
-    m, mmine = None, False
-    defines = {"FIRST": 1}
-    if mask is not None:
-        if isinstance(mask, DeviceArray):
-            if mask.shape != a.shape:
-                raise ValueError(f"mask has shape {mask.shape}, arr has shape {a.shape}")
-            m = mask
-        else:
-            mk = np.asarray(mask)
-            if mk.shape != a.shape:
-                raise ValueError(f"mask has shape {mk.shape}, arr has shape {a.shape}")
-            if mk.dtype.kind not in "biuf":
-                raise TypeError(f"mask: expected a boolean or numeric array, got {mk.dtype}")
-            m = dev.array(mk.astype(np.float32), packed=a.layout.packed, order=a.layout.order,
-                          name="mask")
-            mmine = True
-        defines["MASKED"] = 1
-        if m.layout == a.layout:
-            defines["MASK_SAME"] = 1
-    key = ("arg", mode, a.layout, None if m is None else m.layout, fanin, SCAN_STRICT)
-    c = _cache(dev)
-    red = c.get(key)
-    if red is None:
-        scratch = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
-        inputs = {"V": a} if m is None else {"V": a, "M": m}
-        red = c[key] = (ArgReduction(dev, mode, "reduce/argbest.frag", inputs,
-                                     a.layout.n_texels, scratch, 0, first_defines=defines,
-                                     fanin=fanin, strict_scan=a.layout.order == "row"),
-                        scratch)
-    chain, _ = red
-    out = dev._new((2,), Layout(1, 2, True, "row", dev.max_texture_size))
-    first = {"V": a} if m is None else {"V": a, "M": m}
-    if chain.n_passes == 1:
-        first["RES"] = out
-    else:
-        chain.passes[-1].bind(RES=out)
-    chain.bind_first(**first)
-    chain.run()
-    if mine:
-        a.release()
-    if mmine:
-        m.release()
-    return out
+        if mmine:
+            m.release()
 
 
 def argmin_device(dev, arr, mask=None, fanin: int | None = None) -> DeviceArray:

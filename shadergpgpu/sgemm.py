@@ -22,7 +22,12 @@ Variants (``variant=``):
 ``"tile4x4"``
     A 4x4 tile through 4 render targets (fewer outputs, more fragments), for comparison.
 ``"simple"``
-    One output texel (1 x 4) per fragment, one pass, A through the buffer path.
+    One output texel (1 x 4) per fragment, A through the buffer path; K slices (where needed)
+    are summed into C by additive blending.
+
+Every variant keeps the loop iterations of one fragment in one pass within
+:data:`shadergpgpu.limits.LOOP_BUDGET` (Mesa llvmpipe silently stops longer loops), so K is
+split over at least :func:`min_split` passes on every device.
 
 Any shapes work: inputs are staged into zero-padded copies (M to a multiple of 8, K to a multiple
 of 4 * unroll) on the host for numpy inputs or by a staging pass for device arrays, so the
@@ -40,9 +45,11 @@ import numpy as np
 from .arrays import DeviceArray, as_float32
 from .glraw import BufferArray, attach_samplers, max_texture_buffer_size
 from .layout import BufferLayout
+from .limits import LOOP_BUDGET, ceil_div
 from .plans import PassPlan, register_plan
 
-__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "work", "auto_split"]
+__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "work", "auto_split",
+           "min_split"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,7 @@ def default_variant(dev) -> str:
 
 
 def _round_up(x: int, m: int) -> int:
-    return -(-x // m) * m
+    return ceil_div(x, m) * m
 
 
 def _is_software(dev) -> bool:
@@ -100,13 +107,34 @@ def _is_software(dev) -> bool:
     return "llvmpipe" in r or "softpipe" in r or "swrast" in r
 
 
+def _loop_steps(variant: Variant, K: int) -> int:
+    """Outer loop steps over the whole (padded) K: K-quads / unroll."""
+    return _padded(variant, 1, K)[1] // 4 // variant.unroll
+
+
+def min_split(variant: Variant, K: int) -> int:
+    """Fewest K slices that keep one fragment's loop iterations in a pass within LOOP_BUDGET.
+
+    Nested loops count together: the micro-tile kernels run ``1 + unroll`` iterations per outer
+    step (the outer one and ``unroll`` inner ones), ``simple`` one per K-quad.
+    """
+    per_step = 1 if variant.unroll == 1 and variant.tile_rows == 1 else 1 + variant.unroll
+    return max(1, ceil_div(_loop_steps(variant, K) * per_step, LOOP_BUDGET))
+
+
+def _effective_split(variant: Variant, K: int, split: int) -> int:
+    """``split`` raised to :func:`min_split` and capped at one slice per outer loop step."""
+    return max(min_split(variant, K), min(split, _loop_steps(variant, K)), 1)
+
+
 def auto_split(dev, variant: Variant, M: int, N: int, K: int) -> int:
-    """Number of K slices (passes) for the micro-tile variants on ``dev``."""
+    """Number of K slices (passes) on ``dev``: at least :func:`min_split` on every device."""
+    lo = min_split(variant, K)
     if variant.tile_rows == 1 or _is_software(dev):
-        return 1
-    frags = -(-M // variant.tile_rows) * -(-N // 4)
-    split = max(1, math.ceil(SPLIT_TARGET_FRAGMENTS / frags))
-    return max(1, min(split, K // MIN_SLICE_K))
+        return lo
+    frags = ceil_div(M, variant.tile_rows) * ceil_div(N, 4)
+    split = max(1, ceil_div(SPLIT_TARGET_FRAGMENTS, frags))
+    return max(lo, min(split, K // MIN_SLICE_K))
 
 
 def _padded(variant: Variant, M: int, K: int) -> tuple[int, int]:
@@ -118,20 +146,22 @@ def work(variant: str, M: int, N: int, K: int, split: int = 1, stage_a: bool = F
     """The pass plan of one call: passes per phase, fragments, fetches and flops per fragment.
 
     ``stage_a``/``stage_b``: the input is a device array (a staging pass copies it into the
-    padded operand); numpy inputs are staged on the host. ``split``: K slices (passes).
+    padded operand); numpy inputs are staged on the host. ``split``: K slices (passes), raised
+    to :func:`min_split` and capped as :func:`sgemm` does (the returned ``split`` is the one used).
     """
     v = VARIANTS[variant]
     Mp, Kp = _padded(v, M, K)
     kq = Kp // 4
-    nq = -(-N // 4)
+    nq = ceil_div(N, 4)
+    split = _effective_split(v, K, split)
     phases = {}
     if stage_a or stage_b:
         phases["sgemm/stage"] = int(stage_a) + int(stage_b)
     if v.tile_rows == 1:
-        phases["sgemm/product"] = 1
+        phases["sgemm/product"] = split
         frags = M * nq
-        fetch = v.fetches_per_quad * kq + (1 if has_c else 0)
-        flops = v.flops_per_quad * kq
+        fetch = v.fetches_per_quad * kq / split + (1 if has_c else 0)
+        flops = v.flops_per_quad * kq / split
     else:
         phases["sgemm/product"] = split
         phases["sgemm/combine"] = 1
@@ -154,7 +184,7 @@ def _plan_phases(variant):
 for _name, _v in VARIANTS.items():
     register_plan(PassPlan(
         name=f"sgemm/{_name}",
-        formula=("[stage_A] + [stage_B] + 1" if _v.tile_rows == 1
+        formula=("[stage_A] + [stage_B] + split" if _v.tile_rows == 1
                  else "[stage_A] + [stage_B] + split + 1"),
         phases=_plan_phases(_name),
         notes=(f"{_v.description}. Per fragment and K-quad: {_v.fetches_per_quad} texel "
@@ -238,8 +268,7 @@ def _stage_buffer(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: 
 def _run(dev, shader, outputs, inputs, uniforms, defines, blend=False):
     outs = outputs if isinstance(outputs, (list, dict)) else {"OUT": outputs}
     table = outs if isinstance(outs, dict) else {f"OUT{k}": a for k, a in enumerate(outs)}
-    k = dev.kernel(shader, inputs, table, defines)
-    attach_samplers(k, inputs)
+    attach_samplers(dev.kernel(shader, inputs, table, defines), inputs)
     dev.run(shader, outputs, inputs=inputs, uniforms=uniforms, defines=defines, blend=blend)
 
 
@@ -258,7 +287,12 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     variant : ``"auto"`` (default: the faster one on this device, see :func:`default_variant`),
         ``"tile8x4"``, ``"tile8x4-tex"``, ``"tile4x4"`` or ``"simple"`` (see module doc).
     device : the Device to use; default: the arguments' device, else the process default.
-    split : K slices for the micro-tile variants (passes summed by blending); default automatic.
+    split : K slices (passes summed by blending); default automatic. A value below
+        :func:`min_split` (the fewest slices that keep each pass's loops within
+        :data:`~shadergpgpu.limits.LOOP_BUDGET`) is raised to it.
+
+    NaN and Inf in ``A`` or ``B`` are not checked: they propagate into the result as in BLAS
+    (a NaN or Inf in an operand row/column makes the dependent elements of C non-finite).
 
     Returns
     -------
@@ -283,7 +317,8 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
         raise ValueError(f"inner dimensions differ: op(A) is {M}x{K}, op(B) is {K2}x{N}")
     if C is not None and tuple(C.shape) != (M, N):
         raise ValueError(f"C must have shape {(M, N)} (op(A) @ op(B)), got {tuple(C.shape)}")
-    if split is not None and (not isinstance(split, (int, np.integer)) or split < 1):
+    if split is not None and (isinstance(split, (bool, np.bool_))
+                              or not isinstance(split, (int, np.integer)) or split < 1):
         raise ValueError(f"split must be a positive integer, got {split!r}")
     dev = _pick_device(device, [A, B, C])
     v = VARIANTS[default_variant(dev) if variant == "auto" else variant]
@@ -316,16 +351,23 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
             temps.append(As)
             Bs = _stage_texture(dev, B, bool(trans_b), K, N, Kp, N)
             temps.append(Bs)
+            s = _effective_split(v, K, split or auto_split(dev, v, M, N, K))
+            kq = Kp // 4
+            step = v.unroll
+            nsteps = kq // step
             if v.tile_rows == 1:
+                # slice t adds alpha * A[:, slice] B[slice, :] into C; beta * C only in slice 0
                 with dev.phase("sgemm/product"):
-                    _run(dev, v.shader, out, {"A": As, "B": Bs, **c_inputs}, uniforms,
-                         {**c_defines, "KQ": Kp // 4})
+                    for t in range(s):
+                        q0, q1 = kq * t // s, kq * (t + 1) // s
+                        first = t == 0
+                        _run(dev, v.shader, out,
+                             {"A": As, "B": Bs, **(c_inputs if first else {})},
+                             {**uniforms, "kq0": q0, "kq1": q1},
+                             {**c_defines, "HAS_C": int(has_c and first),
+                              "C_PACKED_ROW": int(c_defines["C_PACKED_ROW"] and first)},
+                             blend=not first)
             else:
-                s = split or auto_split(dev, v, M, N, K)
-                kq = Kp // 4
-                step = v.unroll
-                nsteps = kq // step
-                s = max(1, min(s, nsteps))
                 tr = v.tile_rows
                 parts = [dev.empty((Mp // tr, N)) for _ in range(tr)]
                 temps.extend(parts)

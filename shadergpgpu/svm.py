@@ -29,6 +29,7 @@ import warnings
 import numpy as np
 
 from . import reduce as _reduce
+from .limits import ceil_div
 from .plans import PassPlan, register_plan
 from .rbf import RBFData, check_points, rbf_matrix_host
 
@@ -39,7 +40,7 @@ PAD_POINTS = 256
 
 
 def _padded(n: int) -> int:
-    return -(-n // PAD_POINTS) * PAD_POINTS
+    return ceil_div(n, PAD_POINTS) * PAD_POINTS
 
 
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
@@ -123,59 +124,65 @@ class BinarySMO:
         with dev.phase("svm/init"):
             dev.fill(self.G[0], -1.0)
             dev.fill(self.A[0], 0.0)
-        sel = [self._chains(0), self._chains(1)]
-        upd = [dev.prepare("svm/update.frag", [self.G[1 - k], self.A[1 - k]],
-                           inputs=dict(self.data.inputs, G=self.G[k], A=self.A[k], Y=self.Y),
-                           uniforms={"gamma": self.gamma}) for k in (0, 1)]
-        Xh = self.data.host.astype(np.float64)
-        alpha = np.zeros(n)
-        cur = 0
-        it = 0
-        gap = np.inf
-        self.converged = False
-        while True:
-            with dev.phase("svm/select"):
-                for ch in sel[cur]:
-                    ch.run()
-            r = self.res.get().reshape(3, 4).astype(np.float64)
-            gmax, gmax2 = r[0, 0], r[1, 0]
-            gap = gmax + gmax2
-            if np.isnan(gap):
-                raise FloatingPointError("SMO: NaN in the gradient (check the data and gamma)")
-            if gap < self.tol:
-                self.converged = True
-                break
-            i, Gi = int(r[0, 1]), r[0, 2]
-            if self.working_set == "second-order":
-                if r[2, 1] >= _reduce.MAX_INDEX:
+        sel = []
+        try:
+            sel.append(self._chains(0))
+            sel.append(self._chains(1))
+            upd = [dev.prepare("svm/update.frag", [self.G[1 - k], self.A[1 - k]],
+                               inputs=dict(self.data.inputs, G=self.G[k], A=self.A[k],
+                                           Y=self.Y),
+                               uniforms={"gamma": self.gamma}) for k in (0, 1)]
+            Xh = self.data.host.astype(np.float64)
+            alpha = np.zeros(n)
+            cur = 0
+            it = 0
+            gap = np.inf
+            self.converged = False
+            while True:
+                with dev.phase("svm/select"):
+                    for ch in sel[cur]:
+                        ch.run()
+                r = self.res.get().reshape(3, 4).astype(np.float64)
+                gmax, gmax2 = r[0, 0], r[1, 0]
+                gap = gmax + gmax2
+                if np.isnan(gap):
+                    raise FloatingPointError("SMO: NaN in the gradient (check the data and "
+                                             "gamma)")
+                if gap < self.tol:
                     self.converged = True
                     break
-                j, Gj = int(r[2, 1]), r[2, 2]
-            else:
-                j, Gj = int(r[1, 1]), r[1, 2]
-            if it >= self.max_iter:
-                break
-            diff = Xh[i] - Xh[j]
-            Kij = float(np.exp(-self.gamma * diff.dot(diff)))
-            ai, aj = alpha[i], alpha[j]
-            ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
-            alpha[i], alpha[j] = ni, nj
-            with dev.phase("svm/update"):
-                upd[cur].run(h=i, l=j, ch=float(y[i] * (ni - ai)), cl=float(y[j] * (nj - aj)),
-                             a_h=float(ni), a_l=float(nj))
-            cur = 1 - cur
-            it += 1
-        self.n_iter = it
-        self.gap = gap
-        G = self.G[cur].get()[:n].astype(np.float64)
-        self.alpha = alpha
-        self.G_final = G
-        self.rho = _rho(alpha, G, y, C)
-        self.objective = 0.5 * float(alpha @ (G - 1.0))
-        for chs in sel:
-            for ch in chs:
-                if hasattr(ch, "release"):
-                    ch.release()
+                i, Gi = int(r[0, 1]), r[0, 2]
+                if self.working_set == "second-order":
+                    if r[2, 1] >= _reduce.MAX_INDEX:
+                        self.converged = True
+                        break
+                    j, Gj = int(r[2, 1]), r[2, 2]
+                else:
+                    j, Gj = int(r[1, 1]), r[1, 2]
+                if it >= self.max_iter:
+                    break
+                diff = Xh[i] - Xh[j]
+                Kij = float(np.exp(-self.gamma * diff.dot(diff)))
+                ai, aj = alpha[i], alpha[j]
+                ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
+                alpha[i], alpha[j] = ni, nj
+                with dev.phase("svm/update"):
+                    upd[cur].run(h=i, l=j, ch=float(y[i] * (ni - ai)),
+                                 cl=float(y[j] * (nj - aj)), a_h=float(ni), a_l=float(nj))
+                cur = 1 - cur
+                it += 1
+            self.n_iter = it
+            self.gap = gap
+            G = self.G[cur].get()[:n].astype(np.float64)
+            self.alpha = alpha
+            self.G_final = G
+            self.rho = _rho(alpha, G, y, C)
+            self.objective = 0.5 * float(alpha @ (G - 1.0))
+        finally:  # release the chains on every path (errors included)
+            for chs in sel:
+                for ch in chs:
+                    if hasattr(ch, "release"):
+                        ch.release()
         return self
 
     def release(self):
@@ -271,6 +278,23 @@ class SVC:
         self.fanin = fanin
         self.fused_select = fused_select
 
+    _PARAMS = ("C", "kernel", "gamma", "tol", "max_iter", "working_set",
+               "decision_function_shape", "device", "fanin", "fused_select")
+
+    # ---- scikit-learn estimator protocol ----------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters (scikit-learn's estimator API; ``clone`` uses it)."""
+        return {k: getattr(self, k) for k in self._PARAMS}
+
+    def set_params(self, **params) -> "SVC":
+        """Set constructor parameters by name; unknown names raise ValueError."""
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ValueError(f"invalid parameter {k!r} for SVC; valid: "
+                                 f"{', '.join(self._PARAMS)}")
+            setattr(self, k, v)
+        return self
+
     # ---- validation ------------------------------------------------------------------------
     def _check_params(self, X):
         if self.kernel != "rbf":
@@ -280,8 +304,8 @@ class SVC:
                 or not np.isfinite(self.C) or self.C <= 0:
             raise ValueError(f"C must be a positive finite number, got {self.C!r}")
         if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float, np.number)) \
-                or not self.tol > 0:
-            raise ValueError(f"tol must be positive, got {self.tol!r}")
+                or not np.isfinite(self.tol) or not self.tol > 0:
+            raise ValueError(f"tol must be a positive finite number, got {self.tol!r}")
         if self.working_set not in ("first-order", "second-order"):
             raise ValueError("working_set must be 'first-order' or 'second-order', got "
                              f"{self.working_set!r}")

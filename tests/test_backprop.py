@@ -146,6 +146,16 @@ def test_estimator_attributes_and_predict(dev):
     assert m.passes_per_step_ == bp.paper_phases([3, 5, 4, 2], 13, packed=False)
 
 
+def test_n_iter_counts_steps_run_when_callback_stops(dev):
+    stop_at = 4
+    m = bp.MLP(hidden=(4,), steps=50, loss_every=2, seed=0, device=dev,
+               callback=lambda s, loss, net: s < stop_at).fit(XOR_X, XOR_Y)
+    assert m.loss_steps_[-1] == stop_at
+    assert m.n_iter_ == stop_at + 1          # steps 0..4 ran, then the callback stopped it
+    full = bp.MLP(hidden=(4,), steps=7, device=dev).fit(XOR_X, XOR_Y)
+    assert full.n_iter_ == 7
+
+
 def test_validation_errors(dev):
     m = bp.MLP(device=dev, steps=1)
     with pytest.raises(ValueError, match="not fitted"):
@@ -251,4 +261,11 @@ def test_report_quick(tmp_path):
     assert by["paper-unpacked"]["measured (counted)"] == 2 + 64 + 1 + 2 * 1024 + 4
     assert by["fused"]["total measured"] == 7
     fig3 = json.loads((tmp_path / "fig3.json").read_text())["rows"]
-    assert all(r["fused s"] > 0 and r["numpy s"] > 0 for r in fig3)
+    # the quick Fig. 3 sweep: MH in {4, 64} at N = 1024, every implementation timed, and the
+    # speed-up columns are the ratios of those timings
+    assert sorted((r["MH"], r["N"]) for r in fig3) == [(4, 1024), (64, 1024)]
+    for r in fig3:
+        for impl in rep.IMPLS:
+            assert np.isfinite(r[f"{impl} s"]), (impl, r)
+        for impl in rep.IMPLS[:3]:
+            assert r[f"speed-up {impl} vs numpy"] == pytest.approx(r["numpy s"] / r[f"{impl} s"])

@@ -139,3 +139,44 @@ def test_errors(dev):
     with pytest.raises(ValueError, match="2\\*\\*24"):
         R.argmin(dev, big)
     big.release()
+
+
+def test_cache_is_bounded_and_keeps_no_user_array(rng):
+    import gc
+    import weakref
+    d = sg.Device()
+    # 300 + k values: 75..85 texels, two passes at fan-in 16 -> each cached chain holds two
+    # textures (its scratch result and one intermediate level)
+    R.total(d, np.ones(300))
+    base = d.pool.live
+    for k in range(1, 21):
+        assert R.total(d, np.ones(300 + k)) == 300 + k
+    cache = d.__dict__["_reduce_cache"]
+    assert len(cache) <= R.CACHE_SIZE
+    assert d.pool.live - base <= 2 * (R.CACHE_SIZE - 1)
+    # a caller's array is not kept bound (alive) by the cached chains
+    a = d.array(rng.standard_normal(1000))
+    m = d.array((np.arange(1000) % 3 == 0).astype(np.float32))
+    R.total(d, a)
+    R.argmax(d, a, mask=m)
+    refs = [weakref.ref(a), weakref.ref(m)]
+    del a, m
+    gc.collect()
+    assert all(r() is None for r in refs)
+
+
+def test_mask_validation(dev, wrap_dev, rng):
+    x = rng.standard_normal(50)
+    m = dev.array(np.ones(50))
+    m.release()
+    with pytest.raises(ValueError, match="mask has been released"):
+        R.argmax(dev, x, mask=m)
+    other = wrap_dev.array(np.ones(50))
+    with pytest.raises(ValueError, match="mask lives on another device"):
+        R.argmin(dev, x, mask=other)
+    mk = np.ones(50)
+    mk[3] = np.nan
+    with pytest.raises(ValueError, match="mask contains NaN"):
+        R.argmax(dev, x, mask=mk)
+    with pytest.raises(ValueError, match="mask has shape"):
+        R.argmax(dev, x, mask=np.ones(49))

@@ -149,6 +149,15 @@ def test_pass_plan_matches_counter(dev, random500):
                              n_evals=s.n_iter_, split=s.split_, cached=cache,
                              n_rejects=s.n_rejected_, adaptive=step == "adaptive")
         assert all(r["match"] for r in rows), rows
+        if step == "source":
+            # Hard-coded, independent of the plan helpers: n_iter=7 gives E = 8 evaluations (the
+            # final stress included). setup: 1 row-sum chunk (20 inner iterations x 50 blocks
+            # of 4 points = 1,000 < LOOP_BUDGET) + 2 reduce passes (50 texels -> 4 -> 1, fan-in
+            # 16) = 3; update: 8 evaluations x 2 chunks = 16; stress: 8 x 2 reduce passes = 16.
+            snap = dev.counter.snapshot()
+            assert s.n_iter_ == 8
+            assert sum(v["passes"] for k, v in snap.items() if k.startswith("sammon/")) \
+                == 3 + 16 + 16 == 35
 
 
 def test_min_chunks_respects_loop_budget():
@@ -191,6 +200,17 @@ def test_validation(dev, kwargs, X, exc, msg):
         X = np.random.default_rng(0).normal(size=(10, 4))
     with pytest.raises(exc, match=msg):
         Sammon(device=dev, **dict({"n_iter": 2}, **kwargs)).fit(X)
+
+
+def test_failed_setup_releases_textures(dev):
+    X = np.ones((40, 3))                    # all samples coincide: setup raises
+    for cache in (True, False):
+        with pytest.raises(ValueError, match="coincide"):    # warm the device's reduce cache
+            Sammon(n_iter=2, cache=cache, device=dev).fit(X)
+        live = dev.pool.live
+        with pytest.raises(ValueError, match="coincide"):
+            Sammon(n_iter=2, cache=cache, device=dev).fit(X)
+        assert dev.pool.live == live
 
 
 def test_report_quick(tmp_path):

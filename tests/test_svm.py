@@ -123,6 +123,15 @@ def test_pass_plan_matches_counter(dev, rng):
         exp = plans.get_plan("svm/smo").expected(n=300, n_iter=int(m.n_iter_[0]),
                                                   working_set=ws, fanin=4, fused=fused)
         assert snap == exp
+        # hard-coded counts, by hand: 300 points pad to 512 = 128 texels; fan-in 4 reduces
+        # 128 -> 32 -> 8 -> 2 -> 1, so L = 4 passes per reduction. Per selection: fused
+        # second-order = L (I_up/I_low pair) + 1 (objective) + L (arg-min) = 9; fused
+        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13. One selection per
+        # iteration plus the final one; one update pass per iteration; 2 init fills.
+        it = int(m.n_iter_[0])
+        per_sel = {("second-order", True): 9, ("first-order", True): 4,
+                   ("second-order", False): 13}[(ws, fused)]
+        assert snap == {"svm/init": 2, "svm/select": per_sel * (it + 1), "svm/update": it}
         if ws == "second-order":
             iters.add(int(m.n_iter_[0]))
     assert len(iters) == 1   # fused and separate selections pick the same pairs
@@ -134,6 +143,27 @@ def test_max_iter_warns(dev, rng):
     with pytest.warns(RuntimeWarning, match="max_iter"):
         m = SVC(device=dev, max_iter=5).fit(X, y)
     assert m.n_iter_[0] == 5
+
+
+def test_sklearn_clone_and_params(dev):
+    from sklearn.base import clone
+    m = SVC(C=3.0, gamma=0.5, tol=1e-4, fanin=8)   # clone deep-copies params: no device
+    c = clone(m)
+    assert c is not m and c.get_params() == m.get_params()
+    assert c.get_params()["C"] == 3.0
+    assert c.set_params(C=2.0, device=dev) is c and c.C == 2.0 and c.device is dev
+    with pytest.raises(ValueError, match="invalid parameter"):
+        c.set_params(bogus=1)
+
+
+@pytest.mark.parametrize("kw,match", [({"tol": np.inf}, "tol"), ({"tol": np.nan}, "tol"),
+                                      ({"C": np.inf}, "C must be"),
+                                      ({"gamma": np.inf}, "gamma")])
+def test_non_finite_params_rejected(dev, kw, match):
+    X = np.random.default_rng(0).standard_normal((20, 3))
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match=match):
+        SVC(device=dev, **kw).fit(X, y)
 
 
 def test_bad_input(dev):

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
                 plan_rows.append({"config": f"{layout}/{'cached' if cache else 'recompute'}/"
                                             f"{step}", **r})
             if step not in ref_cache:
-                ref_cache[step] = reference_fit(X, Y0, iters if step == "source" else iters,
+                ref_cache[step] = reference_fit(X, Y0, iters,
                                                 learning_rate=0.5 * n, step=step)[1]
             ref_hist = ref_cache[step]
             ev = s.timings_["eval_s"]

@@ -6,7 +6,11 @@
 //   (default)   X: coordinates row-major (order="row"): texel (j, t) holds coordinates
 //               4t .. 4t+3 of point j; the fetch of point i is shared by the four pairs.
 // Lanes past the last point (j >= N) are garbage-free but meaningless; callers mask them.
-// Only layout accessors are used: no packing or wrapping math here.
+// Texels are read only through the layout accessors (D_texel, X_texel, X_at), which do the
+// packing and wrapping. The only index arithmetic here is on the j block: jb >> 2 turns the
+// first point of the block into its texel index along the packed axis (jb is a multiple of
+// 4, so this is jb / 4), and the row-major path offsets jb by 0..3 and clamps to X_ROWS - 1
+// to name the four points' rows.
 #ifdef SRC_CACHED
 vec4 src_dist4(int i, int jb) {
     return D_texel(i, jb >> 2);

@@ -1,7 +1,11 @@
-// SGEMM, simple variant: one output texel (1 row x 4 columns of C) per fragment, one pass.
+// SGEMM, simple variant: one output texel (1 row x 4 columns of C) per fragment.
+// K is split across passes by [kq0, kq1) (the host sums the slices into C by additive blending,
+// reading beta * C in the first slice only), keeping each pass's loop within the loop budget.
 // Per K-quad q: a = A[r, 4q .. 4q+3] (1 texel), b_u = B[4q+u, 4j .. 4j+3] (4 texels),
 // c += a.x b_0 + a.y b_1 + a.z b_2 + a.w b_3; then C = alpha * c + beta * C.
 #include "epilogue.glsl"
+uniform int kq0;
+uniform int kq1;
 void main() {
     ivec2 g = OUT_grid();
     vec4 c = vec4(0.0);
@@ -9,7 +13,7 @@ void main() {
 #if HAS_P
     int r = g.x;
     int j = g.y;
-    for (int q = 0; q < KQ; ++q) {
+    for (int q = kq0; q < kq1; ++q) {
         int k = 4 * q;
         vec4 a = A_texel(r, q);
         c += a.x * B_texel(k, j);

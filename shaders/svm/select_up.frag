@@ -1,12 +1,6 @@
 // First level of i = argmax_{t in I_up} -y_t G_t (libsvm's working-set selection).
 #include "../reduce/argbest_defs.glsl"
-#include "sets.glsl"
 uniform float C;
-void candidates(int t, out vec4 v, out vec4 idx) {
-    ivec2 q = G_grid_of(t);
-    vec4 y = Y_texel(q.x, q.y);
-    bvec4 ok = in_up(y, A_texel(q.x, q.y), C);
-    v = mix(vec4(worst_value()), -y * G_texel(q.x, q.y), ok);
-    idx = mix(vec4(NO_INDEX), vec4(G_flat(q.x, q.y)), ok);
-}
+#include "sets.glsl"
+void candidates(int t, out vec4 v, out vec4 idx) { up_candidates(t, v, idx); }
 #include "../reduce/argbest_core.glsl"
