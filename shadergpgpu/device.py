@@ -343,6 +343,10 @@ class Device:
     def __exit__(self, *exc):
         self.release()
 
+    def __deepcopy__(self, memo):
+        # A device is a handle on a GL context: estimators that are cloned share it.
+        return self
+
     def __repr__(self):
         return f"Device({self.caps.renderer!r}, backend={self.caps.backend!r})"
 

@@ -30,8 +30,7 @@ from .errors import TooLargeError
 DEFAULT_MAX_SIZE = 16384
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
+from .limits import ceil_div as _ceil_div
 
 
 @dataclass(frozen=True)
