@@ -26,11 +26,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import TooLargeError
+from .limits import ceil_div as _ceil_div
 
 DEFAULT_MAX_SIZE = 16384
-
-
-from .limits import ceil_div as _ceil_div
 
 
 @dataclass(frozen=True)
