@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu import backprop as bp  # noqa: E402
-from shadergpgpu.reports.common import time_call  # noqa: E402
+from shadergpgpu.reports.common import cuda_torch, time_call  # noqa: E402
 
 PAPER = {"paper-packed": 8e-3, "paper-unpacked": 26e-3}
 TARGETS = {"llvmpipe": {"paper-packed": 50e-3, "fused": 5e-3},
@@ -49,13 +49,9 @@ def tiny_pass_cost(dev, n=3000):
 
 
 def torch_step_fn(sizes, X, T, lr):
-    try:
-        import torch
-    except ImportError:
+    torch = cuda_torch()
+    if torch is None:
         return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
     d = torch.device("cuda")
     Xt = torch.tensor(X, dtype=torch.float32, device=d)
     Tt = torch.tensor(T, dtype=torch.float32, device=d)

@@ -24,7 +24,7 @@ import shadergpgpu as sg  # noqa: E402
 from shadergpgpu import sgemm as S  # noqa: E402
 from shadergpgpu.glraw import BufferArray  # noqa: E402
 from shadergpgpu.layout import BufferLayout  # noqa: E402
-from shadergpgpu.reports.common import device_meta, markdown_table, time_call  # noqa: E402
+from shadergpgpu.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
 
 
 def alu_ceiling(dev, software: bool) -> float:
@@ -78,14 +78,9 @@ def best(a: dict, b: dict) -> dict:
 
 
 def torch_gflops(M, N, K):
-    try:
-        import torch
-    except ImportError:
+    torch = cuda_torch()
+    if torch is None:
         return None
-    if not torch.cuda.is_available():
-        return None
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     a = torch.rand(M, K, device="cuda") - 0.5
     b = torch.rand(K, N, device="cuda") - 0.5
     for _ in range(3):

@@ -78,7 +78,8 @@ def test_timing_records_gpu_time():
     with d.phase("t"):
         d.fill(x, 1.0)
     snap = d.counter.snapshot()["t"]
-    assert snap["passes"] == 1 and snap["gpu_ms"] > 0
+    assert snap["passes"] == 1
+    assert 0.0 < snap["gpu_ms"]  # a timer query result was recorded for the phase
     d.release()
 
 

@@ -133,3 +133,16 @@ def time_call(fn, finish, repeat: int = 5, warmup: int = 1, min_time: float = 0.
             break
     times.sort()
     return times[len(times) // 2]
+
+
+def cuda_torch():
+    """torch with CUDA and TF32 off (plain FP32 for fair comparisons), or None if unavailable."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return torch
