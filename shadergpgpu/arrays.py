@@ -73,7 +73,28 @@ class TexturePool:
         return n
 
 
-class DeviceArray:
+class Releasable:
+    """``with`` blocks and garbage collection call ``release()`` (which must be idempotent)."""
+
+    __slots__ = ()
+
+    def release(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+class DeviceArray(Releasable):
     """A float32 matrix (or vector, or small-channel image) living in a texture."""
 
     __slots__ = ("device", "layout", "shape", "texture", "_released", "__weakref__")
@@ -158,18 +179,6 @@ class DeviceArray:
             self._released = True
             self.device.pool.give(self.texture)
             self.texture = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

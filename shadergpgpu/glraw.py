@@ -16,6 +16,7 @@ import ctypes.util
 
 import numpy as np
 
+from .arrays import Releasable
 from .layout import BufferLayout
 
 GL_TEXTURE0 = 0x84C0
@@ -135,7 +136,7 @@ def max_texture_buffer_size(device) -> int:
     return int(out.value)
 
 
-class BufferArray:
+class BufferArray(Releasable):
     """A float32 matrix in a GL buffer, read by shaders through a ``samplerBuffer``.
 
     The buffer holds the texels of ``layout`` (a :class:`~shadergpgpu.layout.BufferLayout`)
@@ -202,15 +203,3 @@ class BufferArray:
             self._gl.glDeleteTextures(1, ctypes.byref(t))
             self.buffer.release()
             self.buffer = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
