@@ -21,8 +21,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu import backprop as bp  # noqa: E402
-from shadergpgpu.reports.common import cuda_torch, time_call  # noqa: E402
+from shadergpgpu.algorithms import backprop as bp  # noqa: E402
+from shadergpgpu.frontends.reports.common import cuda_torch, time_call  # noqa: E402
 
 PAPER = {"paper-packed": 8e-3, "paper-unpacked": 26e-3}
 TARGETS = {"llvmpipe": {"paper-packed": 50e-3, "fused": 5e-3},

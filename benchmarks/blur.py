@@ -8,7 +8,7 @@ For every (size, channels) the table gives ms and MP/s per sigma; the summary li
 the ratios that matter:
   * spread = max/min recursive time over the sigmas (target <= 1.20);
   * bw_ratio = (bytes the recursive blur moves / time) / fragment copy bandwidth, where the bytes
-    come from the traffic model of shadergpgpu.blur.traffic_bytes (each RGBA32F texel of each
+    come from the traffic model of shadergpgpu.algorithms.blur.traffic_bytes (each RGBA32F texel of each
     pass read or written once; target >= 0.60);
   * MP/s against the source's estimate of 2,030 MP/s (one channel, 4096^2).
 Grayscale images are packed 4 pixels per texel; 4-channel images use one RGBA texel per pixel.
@@ -25,8 +25,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu import blur  # noqa: E402
-from shadergpgpu.reports.common import markdown_table, time_call  # noqa: E402
+from shadergpgpu.algorithms import blur  # noqa: E402
+from shadergpgpu.frontends.reports.common import markdown_table, time_call  # noqa: E402
 
 
 def copy_bandwidth(dev, x, repeat):

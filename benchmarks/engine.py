@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.reports.common import markdown_table  # noqa: E402
+from shadergpgpu.frontends.reports.common import markdown_table  # noqa: E402
 
 
 def best_of(fn, repeats: int) -> float:

@@ -32,8 +32,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.reports.common import markdown_table  # noqa: E402
-from shadergpgpu.sammon import Sammon  # noqa: E402
+from shadergpgpu.frontends.reports.common import markdown_table  # noqa: E402
+from shadergpgpu.algorithms.sammon import Sammon  # noqa: E402
 
 #: Table 1 of source 003: ms for 5 iterations (CPU 1 thread, CPU 16 threads, RX Vega 56).
 PAPER_MS = {1000: (142.46, 16.33, 7.61), 5000: (3556, 398, 88.4), 10000: (14252, 1498, 279),
@@ -105,7 +105,7 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
     sampled rows of the direction G and the stress terms S (each row computed on the host in
     float64 from the same float32 inputs).
     """
-    from shadergpgpu import sammon as sm
+    from shadergpgpu.algorithms import sammon as sm
     rng = np.random.default_rng(n)
     X = rng.uniform(0, 255, (n, dims)).astype(np.float32)
     Y0 = rng.uniform(0, 255, (n, 3)).astype(np.float32)

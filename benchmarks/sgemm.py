@@ -21,10 +21,10 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu import sgemm as S  # noqa: E402
-from shadergpgpu.glraw import BufferArray  # noqa: E402
-from shadergpgpu.layout import BufferLayout  # noqa: E402
-from shadergpgpu.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
+from shadergpgpu.algorithms import sgemm as S  # noqa: E402
+from shadergpgpu.engine.glraw import BufferArray  # noqa: E402
+from shadergpgpu.engine.layout import BufferLayout  # noqa: E402
+from shadergpgpu.frontends.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
 
 
 def alu_ceiling(dev, software: bool) -> float:

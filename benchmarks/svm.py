@@ -25,9 +25,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu import reduce as R  # noqa: E402
-from shadergpgpu.rbf import FLOPS_PER_POINT_FEATURE, RBFData  # noqa: E402
-from shadergpgpu.reports.common import markdown_table, time_call  # noqa: E402
+from shadergpgpu.ops import reduce as R  # noqa: E402
+from shadergpgpu.ops.rbf import FLOPS_PER_POINT_FEATURE, RBFData  # noqa: E402
+from shadergpgpu.frontends.reports.common import markdown_table, time_call  # noqa: E402
 
 
 def copy_bandwidth(dev, texels: int) -> float:
@@ -92,7 +92,7 @@ def smo_fanin_sweep(dev, n, fanins):
     """Training time at one size for several reduction fan-ins (passes vs work per pass)."""
     from sklearn.datasets import make_classification
 
-    from shadergpgpu.svm import SVC
+    from shadergpgpu.algorithms.svm import SVC
     X, y = make_classification(n_samples=n, n_features=20, n_informative=10, flip_y=0.02,
                                random_state=0)
     rows = []
@@ -112,7 +112,7 @@ def training(dev, sizes, max_sklearn_s: float):
     from sklearn.datasets import make_classification
     from sklearn.svm import SVC as SkSVC
 
-    from shadergpgpu.svm import SVC
+    from shadergpgpu.algorithms.svm import SVC
     rows = []
     for n in sizes:
         X, y = make_classification(n_samples=n, n_features=20, n_informative=10, flip_y=0.02,

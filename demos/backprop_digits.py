@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import shadergpgpu as sg
-from shadergpgpu import backprop as bp
+from shadergpgpu.algorithms import backprop as bp
 
 
 def main(argv=None) -> int:

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 import shadergpgpu as sg
-from shadergpgpu import backprop as bp
+from shadergpgpu.algorithms import backprop as bp
 
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
 XOR_Y = np.array([0, 1, 1, 0], dtype=np.float64)
@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     view = probe = grid_img = None
     if a.window:
         try:
-            from shadergpgpu.window import Viewer
+            from shadergpgpu.frontends.window import Viewer
             dev = sg.Device(backend="glfw-visible", title="backprop XOR")
             view = Viewer(dev, title="backprop XOR: network output over [0,1]^2",
                           size=(512, 512))

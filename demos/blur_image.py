@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 import shadergpgpu as sg
-from shadergpgpu.blur import BORDERS, METHODS, SCHEDULES, gaussian_blur
+from shadergpgpu.algorithms.blur import BORDERS, METHODS, SCHEDULES, gaussian_blur
 
 
 def test_image(h=384, w=512):
@@ -43,7 +43,7 @@ def save(path, arr):
 
 def window_loop(img, sigma, method, border, schedule):
     try:
-        from shadergpgpu.window import Viewer
+        from shadergpgpu.frontends.window import Viewer
         dev = sg.Device(backend="glfw-visible")
     except Exception as e:  # no GLFW, no display
         print(f"error: --window needs GLFW and a display ({e})", file=sys.stderr)

@@ -2,7 +2,7 @@
 
     python demos/sammon_digits.py [--out sammon_digits.png] [--no-reference]
 
-Fits :class:`shadergpgpu.sammon.Sammon` with its defaults (PCA start, adaptive step), writes a
+Fits :class:`shadergpgpu.algorithms.sammon.Sammon` with its defaults (PCA start, adaptive step), writes a
 scatter plot coloured by digit (matplotlib; pillow when matplotlib is missing) and prints the
 final stress beside a float64 numpy/scipy reference converged from the same start (L-BFGS on
 the same stress; about half a minute on two CPU cores).
@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.sammon import Sammon, pca_init  # noqa: E402
+from shadergpgpu.algorithms.sammon import Sammon, pca_init  # noqa: E402
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf"]

@@ -15,7 +15,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.svm import SVC as SkSVC
 
 import shadergpgpu as sg
-from shadergpgpu.svm import SVC
+from shadergpgpu.algorithms.svm import SVC
 
 
 def main():

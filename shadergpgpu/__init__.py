@@ -1,19 +1,24 @@
 """shadergpgpu: general-purpose GPU computing with fragment shaders and float textures.
 
 Arrays live in RGBA32F textures (packed: 4 values per texel, or unpacked); every kernel is a
-fragment-shader render pass. See README.md.
-"""
-from .arrays import DeviceArray, TexturePool
-from .context import Capabilities
-from .device import Device, Kernel, get_device
-from .errors import CapabilityError, ShaderCompileError, ShaderGPGPUError, TooLargeError
-from .layout import Layout, layout_for
-from .passes import Pass, PassCounter
+fragment-shader render pass. The package is layered (see README.md):
 
-__version__ = "0.1.0"
+* :mod:`shadergpgpu.engine`: context, layouts, arrays, declared kernels, passes, plans;
+* :mod:`shadergpgpu.ops`: reusable operations (reductions, RBF, ...);
+* :mod:`shadergpgpu.algorithms`: backprop, sgemm, blur, svm, sammon;
+* :mod:`shadergpgpu.frontends`: the ``shadergpgpu`` command, reports, window.
+"""
+from .engine import (BufferLayout, Capabilities, CapabilityError, Device, DeviceArray, In,
+                     Kernel, Layout, LoopBudgetError, Pass, PassCounter, PingPong, Scope,
+                     ShaderCompileError, ShaderGPGPUError, Split, TexturePool, TooLargeError,
+                     get_device, layout_for)
+from .engine import builtin
+
+__version__ = "0.2.0"
 
 __all__ = [
-    "Capabilities", "CapabilityError", "Device", "DeviceArray", "Kernel", "Layout", "Pass",
-    "PassCounter", "ShaderCompileError", "ShaderGPGPUError", "TexturePool", "TooLargeError",
-    "get_device", "layout_for", "__version__",
+    "BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In", "Kernel",
+    "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
+    "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool", "TooLargeError",
+    "builtin", "get_device", "layout_for", "__version__",
 ]

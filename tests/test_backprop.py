@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shadergpgpu import backprop as bp
+from shadergpgpu.algorithms import backprop as bp
 
 ROOT = Path(__file__).resolve().parent.parent
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
@@ -244,7 +244,7 @@ def test_xor_demo_window_under_xvfb():
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.reports import backprop as rep
+    from shadergpgpu.frontends.reports import backprop as rep
 
     rc = rep.main(["--quick", "--out", str(tmp_path), "--no-progress", "--mh-max", "64",
                    "--n-max", "64"])

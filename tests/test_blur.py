@@ -1,4 +1,4 @@
-"""Gaussian blur (shadergpgpu.blur) against scipy.ndimage.gaussian_filter (float64).
+"""Gaussian blur (shadergpgpu.algorithms.blur) against scipy.ndimage.gaussian_filter (float64).
 
 Tolerances, as fractions of the image's value range:
   exact      1e-5 (float32 rounding of a FIR sum)
@@ -10,8 +10,8 @@ import pytest
 from scipy.ndimage import gaussian_filter
 
 import shadergpgpu as sg
-from shadergpgpu import plans
-from shadergpgpu.blur import Tiling, gaussian_blur, recursive_kernel, gaussian_weights
+from shadergpgpu.engine import plans
+from shadergpgpu.algorithms.blur import Tiling, gaussian_blur, recursive_kernel, gaussian_weights
 
 BORDERS = ("reflect", "nearest", "constant")
 
@@ -200,7 +200,7 @@ def test_pass_plan_matches_and_does_not_depend_on_sigma(dev, schedule):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.reports import blur as report
+    from shadergpgpu.frontends.reports import blur as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-progress"]) == 0
     for name in ("blur.md", "blur.csv", "blur.json", "blur_passes.csv"):
         assert (tmp_path / name).is_file()

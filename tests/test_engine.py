@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu import context
-from shadergpgpu.errors import CapabilityError, ShaderCompileError
+from shadergpgpu.engine import context
+from shadergpgpu.engine.errors import CapabilityError, ShaderCompileError
 
 
 def test_saxpy_matches_numpy(dev, rng):
@@ -202,7 +202,7 @@ def test_backend_from_environment(monkeypatch):
 
 
 def test_info_command(capsys):
-    from shadergpgpu.cli import main
+    from shadergpgpu.frontends.cli import main
 
     assert main(["info"]) == 0
     out = capsys.readouterr().out

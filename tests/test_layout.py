@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from shadergpgpu.errors import TooLargeError
-from shadergpgpu.layout import Layout, layout_for
+from shadergpgpu.engine.errors import TooLargeError
+from shadergpgpu.engine.layout import Layout, layout_for
 
 dims = st.integers(min_value=1, max_value=70)
 orders = st.sampled_from(["row", "col"])

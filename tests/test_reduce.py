@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu import plans, reduce as R
+from shadergpgpu.engine import plans, reduce as R
 
 
 @pytest.fixture(scope="module")

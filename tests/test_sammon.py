@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu import plans
-from shadergpgpu.sammon import Sammon, min_chunks, pca_init
+from shadergpgpu.engine import plans
+from shadergpgpu.algorithms.sammon import Sammon, min_chunks, pca_init
 
 
 # ---- an independent float64 reference of eq. 1, 3 and 4 -------------------------------------
@@ -214,7 +214,7 @@ def test_failed_setup_releases_textures(dev):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.reports import sammon as report
+    from shadergpgpu.frontends.reports import sammon as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 0
     import json
     rows = json.loads((tmp_path / "sammon.json").read_text())["rows"]

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu import plans
-from shadergpgpu.glraw import BufferArray
-from shadergpgpu.layout import BufferLayout
-from shadergpgpu.limits import LOOP_BUDGET, ceil_div
-from shadergpgpu.sgemm import (DEFAULT_VARIANT, VARIANTS, default_variant, min_split, sgemm,
+from shadergpgpu.engine import plans
+from shadergpgpu.engine.glraw import BufferArray
+from shadergpgpu.engine.layout import BufferLayout
+from shadergpgpu.engine.limits import LOOP_BUDGET, ceil_div
+from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, default_variant, min_split, sgemm,
                                work)
 
 TOL = 1e-5
@@ -126,7 +126,7 @@ def test_buffer_layout_accessor_matches_texture_layout(dev, rng):
     tex = dev.array(x)
     buf = BufferArray.from_texture(dev, lay, tex)
     out = dev.empty((5, 11))
-    from shadergpgpu import sgemm as S
+    from shadergpgpu.algorithms import sgemm as S
     S._run(dev, "sgemm/stage.frag", out, {"X": buf}, {}, {"TRANS": 0, "OP_ROWS": 5,
                                                           "OP_COLS": 11})
     np.testing.assert_array_equal(out.get(), x)
@@ -206,7 +206,7 @@ def test_pass_plan_matches_counter(dev, rng):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.reports import sgemm as report
+    from shadergpgpu.frontends.reports import sgemm as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 0
     text = (tmp_path / "sgemm.md").read_text()
     assert "tile8x4" in text and "simple" in text

@@ -12,9 +12,9 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC as SkSVC
 
 import shadergpgpu as sg
-from shadergpgpu import plans
-from shadergpgpu.rbf import RBFData, rbf_matrix_host, rbf_pair
-from shadergpgpu.svm import SVC
+from shadergpgpu.engine import plans
+from shadergpgpu.ops.rbf import RBFData, rbf_matrix_host, rbf_pair
+from shadergpgpu.algorithms.svm import SVC
 
 
 @pytest.fixture(scope="module")
@@ -189,7 +189,7 @@ def test_bad_input(dev):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.reports import svm as report
+    from shadergpgpu.frontends.reports import svm as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots",
                         "--no-progress"]) == 0
     assert (tmp_path / "svm.json").is_file()

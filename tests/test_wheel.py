@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPT = r"""
 import numpy as np, shadergpgpu as sg
-from shadergpgpu.programs import shaders_root
+from shadergpgpu.engine.programs import shaders_root
 root = shaders_root()
 print("MODULE", sg.__file__)
 print("SHADERS", root)

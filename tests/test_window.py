@@ -9,7 +9,7 @@ import pytest
 
 SCRIPT = r"""
 import numpy as np, shadergpgpu as sg
-from shadergpgpu.window import Viewer
+from shadergpgpu.frontends.window import Viewer
 dev = sg.Device(backend="glfw-visible")
 assert dev.caps.rgba32f_renderable and dev.caps.float_blending
 view = Viewer(dev, size=(64, 48))

@@ -1,5 +1,4 @@
 // OUT = alpha * X + Y, texel by texel (X, Y, OUT share one layout).
-uniform float alpha;
 void main() {
     ivec2 g = OUT_grid();
     OUT = alpha * X_texel(g.x, g.y) + Y_texel(g.x, g.y);

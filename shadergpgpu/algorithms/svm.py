@@ -1,0 +1,480 @@
+"""Support vector classification trained by SMO on the device (RBF kernel).
+
+The solver is libsvm's (Fan, Chen and Lin 2005) laid out the way Catanzaro et al. (2008) run it
+on a GPU. The dual gradient ``G``, the alphas and the labels live on the device as packed
+vectors; each iteration is
+
+1. selection: ``i = argmax_{t in I_up} -y_t G_t`` and ``Gmax2 = max_{t in I_low} y_t G_t`` by
+   masked arg-max reductions (:mod:`shadergpgpu.ops.reduce`) whose first level computes the values
+   and the I_up / I_low membership on the fly; with ``working_set="second-order"`` one more pass
+   evaluates the kernel row of ``i`` and libsvm's second-order gain for every point (reading
+   ``i`` from the device, no readback) and an arg-min picks ``j``; with ``"first-order"``
+   ``j`` is the I_low arg-max (the "high"/"low" pair of the source);
+2. one readback of a 3-texel result array: ``(Gmax, i, G_i)``, ``(Gmax2, j', G_j')``,
+   ``(gain, j, G_j)``; stop when ``Gmax + Gmax2 < tol`` (libsvm's duality-gap test);
+3. the host solves the two-variable subproblem exactly as libsvm (clipping to the box);
+4. one update pass evaluates ``K(x_t, x_i)`` and ``K(x_t, x_j)`` for all ``t`` (fused) and adds
+   ``y_t (y_i dalpha_i K_ti + y_j dalpha_j K_tj)`` to ``G_t``, and writes the two new alphas.
+
+No full-vector readback happens inside the loop; ``G`` is read once at the end for the bias.
+Multi-class problems are split one-vs-one as libsvm does; the fitted attributes follow
+scikit-learn's ``SVC`` (``classes_, support_, support_vectors_, n_support_, dual_coef_,
+intercept_, n_iter_``).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..ops import reduce as _reduce
+from ..engine.limits import ceil_div
+from ..engine.plans import PassPlan, register_plan
+from ..ops.rbf import RBFData, check_points, rbf_matrix_host
+
+TAU = 1e-12
+#: points per problem are padded up to a multiple of this (padding points have label 0 and take
+#: part in nothing), so problems of nearby sizes share compiled kernels
+PAD_POINTS = 256
+
+
+def _padded(n: int) -> int:
+    return ceil_div(n, PAD_POINTS) * PAD_POINTS
+
+
+def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
+               fanin: int = _reduce.DEFAULT_FANIN, fused: bool = True) -> dict:
+    """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations."""
+    npad = _padded(n)
+    L = _reduce.passes(npad, fanin)
+    select = (L if fused else 2 * L) + (1 + L if working_set == "second-order" else 0)
+    return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter}
+
+
+register_plan(PassPlan(
+    name="svm/smo",
+    formula="init 2; per iteration: update 1 + select L (fused I_up/I_low pair; 2L unfused) "
+            "(+ 1 + L second-order), one more selection to stop; L = ceil(log_F(n_pad / 4)), "
+            "n_pad = n rounded up to 256",
+    phases=smo_phases,
+    notes="one small readback per iteration (3 texels); G read once at the end",
+    params=("n", "n_iter", "working_set", "fanin", "fused")))
+
+
+class BinarySMO:
+    """One binary C-SVC dual problem solved on the device. ``y`` in {+1, -1}."""
+
+    def __init__(self, dev, X, y, C: float, gamma: float, tol: float, max_iter: int,
+                 working_set: str = "second-order", fanin: int | None = None,
+                 fused: bool = True):
+        self.dev = dev
+        self.fused = bool(fused)
+        n = len(y)
+        self.n, self.C, self.gamma, self.tol = n, float(C), float(gamma), float(tol)
+        self.max_iter = int(max_iter)
+        self.working_set = working_set
+        self.fanin = _reduce._check_fanin(fanin)
+        npad = _padded(n)
+        self.data = RBFData(dev, X, n_pad=npad)
+        self.y = np.asarray(y, np.float64)
+        ypad = np.zeros(npad, np.float32)
+        ypad[:n] = self.y
+        self.Y = dev.array(ypad, name="y")
+        self.G = [self.data.vector(), self.data.vector()]
+        self.A = [self.data.vector(), self.data.vector()]
+        self.res = _reduce.result_array(dev, 3)
+        self.passes_run = 0
+
+    def _chains(self, k: int):
+        """Selection chains reading G[k], A[k]."""
+        dev, C = self.dev, np.float32(self.C)
+        src = {"G": self.G[k], "A": self.A[k], "Y": self.Y}
+        nt = self.G[k].layout.n_texels
+        if self.fused:
+            # both selections in the same passes (two reductions, four render targets)
+            chains = [_reduce.ArgReduction(dev, "max", "svm/select_pair.frag", src, nt,
+                                           self.res, 0, payload=self.G[k], fanin=self.fanin,
+                                           dual=True, strict_scan=True)]
+        else:
+            chains = [_reduce.ArgReduction(dev, "max", "svm/select_up.frag", src, nt, self.res,
+                                           0, payload=self.G[k], fanin=self.fanin,
+                                           strict_scan=True),
+                      _reduce.ArgReduction(dev, "max", "svm/select_low.frag", src, nt,
+                                           self.res, 1, payload=self.G[k], fanin=self.fanin,
+                                           strict_scan=True)]
+        for ch in chains:
+            ch.passes[0].set(C=float(C))
+        if self.working_set == "second-order":
+            obj = self.data.vector()
+            op = dev.prepare("svm/objective.frag", obj,
+                             inputs=dict(self.data.inputs, RES=self.res, **src),
+                             uniforms={"gamma": self.gamma, "C": float(C)})
+            oc = _reduce.ArgReduction(dev, "min", "reduce/argbest.frag", {"V": obj}, nt,
+                                      self.res, 2, payload=self.G[k],
+                                      first_defines={"FIRST": 1}, fanin=self.fanin,
+                                      strict_scan=True)
+            chains += [op, oc]
+            self._owned_obj = getattr(self, "_owned_obj", []) + [obj]
+        return chains
+
+    def solve(self):
+        dev = self.dev
+        C, n, y = self.C, self.n, self.y
+        with dev.phase("svm/init"):
+            dev.fill(self.G[0], -1.0)
+            dev.fill(self.A[0], 0.0)
+        sel = []
+        try:
+            sel.append(self._chains(0))
+            sel.append(self._chains(1))
+            upd = [dev.prepare("svm/update.frag", [self.G[1 - k], self.A[1 - k]],
+                               inputs=dict(self.data.inputs, G=self.G[k], A=self.A[k],
+                                           Y=self.Y),
+                               uniforms={"gamma": self.gamma}) for k in (0, 1)]
+            Xh = self.data.host.astype(np.float64)
+            alpha = np.zeros(n)
+            cur = 0
+            it = 0
+            gap = np.inf
+            self.converged = False
+            while True:
+                with dev.phase("svm/select"):
+                    for ch in sel[cur]:
+                        ch.run()
+                r = self.res.get().reshape(3, 4).astype(np.float64)
+                gmax, gmax2 = r[0, 0], r[1, 0]
+                gap = gmax + gmax2
+                if np.isnan(gap):
+                    raise FloatingPointError("SMO: NaN in the gradient (check the data and "
+                                             "gamma)")
+                if gap < self.tol:
+                    self.converged = True
+                    break
+                i, Gi = int(r[0, 1]), r[0, 2]
+                if self.working_set == "second-order":
+                    if r[2, 1] >= _reduce.MAX_INDEX:
+                        self.converged = True
+                        break
+                    j, Gj = int(r[2, 1]), r[2, 2]
+                else:
+                    j, Gj = int(r[1, 1]), r[1, 2]
+                if it >= self.max_iter:
+                    break
+                diff = Xh[i] - Xh[j]
+                Kij = float(np.exp(-self.gamma * diff.dot(diff)))
+                ai, aj = alpha[i], alpha[j]
+                ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
+                alpha[i], alpha[j] = ni, nj
+                with dev.phase("svm/update"):
+                    upd[cur].run(h=i, l=j, ch=float(y[i] * (ni - ai)),
+                                 cl=float(y[j] * (nj - aj)), a_h=float(ni), a_l=float(nj))
+                cur = 1 - cur
+                it += 1
+            self.n_iter = it
+            self.gap = gap
+            G = self.G[cur].get()[:n].astype(np.float64)
+            self.alpha = alpha
+            self.G_final = G
+            self.rho = _rho(alpha, G, y, C)
+            self.objective = 0.5 * float(alpha @ (G - 1.0))
+        finally:  # release the chains on every path (errors included)
+            for chs in sel:
+                for ch in chs:
+                    if hasattr(ch, "release"):
+                        ch.release()
+        return self
+
+    def release(self):
+        for a in self.G + self.A + [self.Y, self.res] + getattr(self, "_owned_obj", []):
+            a.release()
+        self.data.release()
+
+
+def _two_variable_step(ai, aj, yi, yj, Gi, Gj, Kij, C):
+    """libsvm's analytic solution of the two-variable subproblem (RBF: K_ii = K_jj = 1)."""
+    Ci = Cj = C
+    if yi != yj:
+        quad = 2.0 + 2.0 * (-Kij)
+        quad = quad if quad > 0 else TAU
+        delta = (-Gi - Gj) / quad
+        d = ai - aj
+        ai += delta
+        aj += delta
+        if d > 0:
+            if aj < 0:
+                aj, ai = 0.0, d
+        else:
+            if ai < 0:
+                ai, aj = 0.0, -d
+        if d > Ci - Cj:
+            if ai > Ci:
+                ai, aj = Ci, Ci - d
+        else:
+            if aj > Cj:
+                aj, ai = Cj, Cj + d
+    else:
+        quad = 2.0 - 2.0 * Kij
+        quad = quad if quad > 0 else TAU
+        delta = (Gi - Gj) / quad
+        s = ai + aj
+        ai -= delta
+        aj += delta
+        if s > Ci:
+            if ai > Ci:
+                ai, aj = Ci, s - Ci
+        else:
+            if aj < 0:
+                aj, ai = 0.0, s
+        if s > Cj:
+            if aj > Cj:
+                aj, ai = Cj, s - Cj
+        else:
+            if ai < 0:
+                ai, aj = 0.0, s
+    return ai, aj
+
+
+def _rho(alpha, G, y, C):
+    """libsvm's bias: mean of y G over free alphas, else the middle of the feasible range."""
+    yG = y * G
+    upper = alpha >= C
+    lower = alpha <= 0
+    free = ~upper & ~lower
+    if free.any():
+        return float(yG[free].mean())
+    ub_set = (upper & (y < 0)) | (lower & (y > 0))
+    lb_set = (upper & (y > 0)) | (lower & (y < 0))
+    ub = yG[ub_set].min() if ub_set.any() else np.inf
+    lb = yG[lb_set].max() if lb_set.any() else -np.inf
+    return float((ub + lb) / 2)
+
+
+class SVC:
+    """C-support vector classifier with an RBF kernel, trained by SMO on the device.
+
+    Parameters follow ``sklearn.svm.SVC``: ``C`` (> 0), ``kernel`` ("rbf" only), ``gamma``
+    ("scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features, or a positive float),
+    ``tol`` (duality-gap stopping tolerance), ``max_iter`` (-1: libsvm's cap,
+    max(10^7, 100 n)), ``decision_function_shape`` ("ovr" or "ovo"). ``working_set``:
+    "second-order" (libsvm's default) or "first-order" (maximal violating pair).
+    ``device``: a :class:`~shadergpgpu.engine.device.Device` (default: the process-wide one).
+    ``fanin``: reduction fan-in; ``fused_select``: run the I_up and I_low selections as one
+    two-result reduction (half the selection passes).
+    """
+
+    def __init__(self, C: float = 1.0, kernel: str = "rbf", gamma="scale", tol: float = 1e-3,
+                 max_iter: int = -1, working_set: str = "second-order",
+                 decision_function_shape: str = "ovr", device=None, fanin: int | None = None,
+                 fused_select: bool = True):
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.tol = tol
+        self.max_iter = max_iter
+        self.working_set = working_set
+        self.decision_function_shape = decision_function_shape
+        self.device = device
+        self.fanin = fanin
+        self.fused_select = fused_select
+
+    _PARAMS = ("C", "kernel", "gamma", "tol", "max_iter", "working_set",
+               "decision_function_shape", "device", "fanin", "fused_select")
+
+    # ---- scikit-learn estimator protocol ----------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict:
+        """The constructor parameters (scikit-learn's estimator API; ``clone`` uses it)."""
+        return {k: getattr(self, k) for k in self._PARAMS}
+
+    def set_params(self, **params) -> "SVC":
+        """Set constructor parameters by name; unknown names raise ValueError."""
+        for k, v in params.items():
+            if k not in self._PARAMS:
+                raise ValueError(f"invalid parameter {k!r} for SVC; valid: "
+                                 f"{', '.join(self._PARAMS)}")
+            setattr(self, k, v)
+        return self
+
+    # ---- validation ------------------------------------------------------------------------
+    def _check_params(self, X):
+        if self.kernel != "rbf":
+            raise ValueError(f"kernel must be 'rbf' (the only kernel on the device), got "
+                             f"{self.kernel!r}")
+        if isinstance(self.C, bool) or not isinstance(self.C, (int, float, np.number)) \
+                or not np.isfinite(self.C) or self.C <= 0:
+            raise ValueError(f"C must be a positive finite number, got {self.C!r}")
+        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float, np.number)) \
+                or not np.isfinite(self.tol) or not self.tol > 0:
+            raise ValueError(f"tol must be a positive finite number, got {self.tol!r}")
+        if self.working_set not in ("first-order", "second-order"):
+            raise ValueError("working_set must be 'first-order' or 'second-order', got "
+                             f"{self.working_set!r}")
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
+                             f"{self.decision_function_shape!r}")
+        if not isinstance(self.max_iter, (int, np.integer)) or isinstance(self.max_iter, bool) \
+                or (self.max_iter < 1 and self.max_iter != -1):
+            raise ValueError(f"max_iter must be -1 or a positive integer, got {self.max_iter!r}")
+        if isinstance(self.gamma, str):
+            if self.gamma == "scale":
+                var = float(np.asarray(X, np.float64).var())
+                return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            if self.gamma == "auto":
+                return 1.0 / X.shape[1]
+            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got "
+                             f"{self.gamma!r}")
+        g = self.gamma
+        if isinstance(g, bool) or not isinstance(g, (int, float, np.number)) \
+                or not np.isfinite(g) or g <= 0:
+            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {g!r}")
+        return float(g)
+
+    def fit(self, X, y):
+        """Train one binary SMO problem per pair of classes (one-vs-one)."""
+        X = check_points(X, "X")
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1-D, got shape {y.shape}")
+        if len(y) != len(X):
+            raise ValueError(f"X has {len(X)} points but y has {len(y)} labels")
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinity")
+        gamma = self._check_params(X)
+        classes, yi = np.unique(y, return_inverse=True)
+        if len(classes) < 2:
+            raise ValueError(f"y has a single class ({classes[0]!r}); a classifier needs two "
+                             "or more")
+        if len(X) >= _reduce.MAX_INDEX:
+            raise ValueError(f"at most {_reduce.MAX_INDEX - 1} points (float32 indices)")
+        from ..engine.device import get_device
+        dev = self.device if self.device is not None else get_device()
+        self.classes_ = classes
+        self._gamma = gamma
+        self.shape_fit_ = X.shape
+        nc = len(classes)
+        t0 = time.perf_counter()
+        counter0 = dev.counter.total
+        per_pair = []
+        for a in range(nc):
+            for b in range(a + 1, nc):
+                idx = np.flatnonzero((yi == a) | (yi == b))
+                yy = np.where(yi[idx] == a, 1.0, -1.0)
+                n = len(idx)
+                max_iter = self.max_iter if self.max_iter != -1 else max(10_000_000, 100 * n)
+                prob = BinarySMO(dev, X[idx], yy, self.C, gamma, self.tol, max_iter,
+                                 self.working_set, self.fanin, self.fused_select)
+                try:
+                    prob.solve()
+                finally:
+                    prob.release()
+                if not prob.converged:
+                    warnings.warn(f"SMO stopped at max_iter={max_iter} before the duality gap "
+                                  f"fell below tol (gap {prob.gap:.3g})", RuntimeWarning)
+                per_pair.append((a, b, idx, prob))
+        self.fit_time_ = time.perf_counter() - t0
+        self.n_passes_ = dev.counter.total - counter0
+        self._assemble(X, yi, per_pair)
+        return self
+
+    def _assemble(self, X, yi, per_pair):
+        nc = len(self.classes_)
+        sv_mask = np.zeros(len(X), bool)
+        for a, b, idx, p in per_pair:
+            sv_mask[idx[p.alpha > 0]] = True
+        # support vectors grouped by class, ascending index within a class (libsvm order)
+        support = np.concatenate([np.flatnonzero(sv_mask & (yi == c)) for c in range(nc)])
+        pos = {int(s): k for k, s in enumerate(support)}
+        coef = np.zeros((nc - 1, len(support)))
+        intercept = np.zeros(len(per_pair))
+        for p_i, (a, b, idx, p) in enumerate(per_pair):
+            c = p.alpha * p.y
+            for t in np.flatnonzero(p.alpha > 0):
+                s = pos[int(idx[t])]
+                row = b - 1 if yi[idx[t]] == a else a
+                coef[row, s] = c[t]
+            intercept[p_i] = -p.rho
+        self.support_ = support.astype(np.int32)
+        self.support_vectors_ = X[support].astype(np.float64)
+        self.n_support_ = np.array([np.sum(yi[support] == c) for c in range(nc)], np.int32)
+        self.n_iter_ = np.array([p.n_iter for *_, p in per_pair], np.int32)
+        self.dual_objective_ = np.array([p.objective for *_, p in per_pair])
+        self._dual_coef_ovo = coef
+        self._intercept_ovo = intercept
+        if nc == 2:  # scikit-learn's sign convention: positive decision -> classes_[1]
+            self.dual_coef_ = -coef
+            self.intercept_ = -intercept
+        else:
+            self.dual_coef_ = coef
+            self.intercept_ = intercept
+        return self
+
+    # ---- prediction (host, float64) -------------------------------------------------------
+    def _check_fitted(self, X):
+        if not hasattr(self, "support_"):
+            raise ValueError("this SVC is not fitted yet; call fit(X, y) first")
+        X = check_points(X, "X")
+        if X.shape[1] != self.shape_fit_[1]:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
+                             f"{self.shape_fit_[1]}")
+        return X
+
+    def _ovo(self, X):
+        """libsvm's pairwise decision values, (n, n_pairs); positive -> the first class."""
+        nc = len(self.classes_)
+        starts = np.concatenate([[0], np.cumsum(self.n_support_)])
+        out = np.empty((len(X), nc * (nc - 1) // 2))
+        for lo in range(0, len(X), 2048):
+            K = rbf_matrix_host(X[lo:lo + 2048], self.support_vectors_, self._gamma)
+            p = 0
+            for a in range(nc):
+                sa = slice(starts[a], starts[a + 1])
+                for b in range(a + 1, nc):
+                    sb = slice(starts[b], starts[b + 1])
+                    out[lo:lo + 2048, p] = (K[:, sa] @ self._dual_coef_ovo[b - 1, sa] +
+                                            K[:, sb] @ self._dual_coef_ovo[a, sb] +
+                                            self._intercept_ovo[p])
+                    p += 1
+        return out
+
+    def decision_function(self, X):
+        X = self._check_fitted(X)
+        dec = self._ovo(X)
+        nc = len(self.classes_)
+        if nc == 2:
+            return -dec[:, 0]
+        if self.decision_function_shape == "ovo":
+            return dec
+        votes = np.zeros((len(X), nc))
+        conf = np.zeros((len(X), nc))
+        p = 0
+        for a in range(nc):
+            for b in range(a + 1, nc):
+                win_a = dec[:, p] > 0
+                votes[win_a, a] += 1
+                votes[~win_a, b] += 1
+                conf[:, a] += dec[:, p]
+                conf[:, b] -= dec[:, p]
+                p += 1
+        return votes + conf / (3 * (np.abs(conf) + 1))
+
+    def predict(self, X):
+        X = self._check_fitted(X)
+        dec = self._ovo(X)
+        nc = len(self.classes_)
+        votes = np.zeros((len(X), nc), np.int64)
+        p = 0
+        for a in range(nc):
+            for b in range(a + 1, nc):
+                win_a = dec[:, p] > 0
+                votes[win_a, a] += 1
+                votes[~win_a, b] += 1
+                p += 1
+        return self.classes_[np.argmax(votes, axis=1)]
+
+    def score(self, X, y):
+        """Mean accuracy on (X, y)."""
+        y = np.asarray(y)
+        pred = self.predict(X)
+        if len(y) != len(pred):
+            raise ValueError(f"X has {len(pred)} points but y has {len(y)} labels")
+        return float(np.mean(pred == y))

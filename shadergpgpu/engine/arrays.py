@@ -1,0 +1,215 @@
+"""Device arrays: float32 matrices held in RGBA32F textures, and the texture pool.
+
+A :class:`DeviceArray` couples a texture with its :class:`~shadergpgpu.engine.layout.Layout` and the
+shape the user sees. Arrays are created through a :class:`~shadergpgpu.engine.device.Device`
+(``dev.array(x)``, ``dev.empty(shape)``), downloaded with ``.get()`` (or ``np.asarray``),
+and released with ``.release()`` or by leaving a ``with`` block; a released texture goes back to
+the pool, which hands it out again for the next array of the same texture size.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, defaultdict
+
+import moderngl
+
+import numpy as np
+
+from .layout import Layout
+
+
+def as_float32(x, name: str = "array") -> np.ndarray:
+    """Validate a real numeric array-like and return it as float32 (a copy only if needed)."""
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype}); pass the "
+                        "real and imaginary parts as separate arrays")
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
+    return np.asarray(a, dtype=np.float32)
+
+
+class TexturePool:
+    """Recycles RGBA32F textures by (width, height), keeping at most ``max_idle_bytes`` of idle
+    textures (the least recently returned are deleted first), so memory does not grow with the
+    number of distinct shapes."""
+
+    def __init__(self, ctx, max_idle_bytes: int = 64 << 20):
+        self.ctx = ctx
+        self.max_idle_bytes = int(max_idle_bytes)
+        self._free: dict[tuple, list] = defaultdict(list)
+        self._order: OrderedDict = OrderedDict()  # id(texture) -> texture, oldest idle first
+        self.idle_bytes = 0
+        self.created = 0
+        self.deleted = 0
+        self.live = 0
+        # called with each texture just before the pool deletes it (the device drops the
+        # framebuffers that point at it: GL reuses deleted names)
+        self.on_delete = None
+
+    @staticmethod
+    def _bytes(size) -> int:
+        return size[0] * size[1] * 16
+
+    def take(self, size: tuple[int, int]):
+        free = self._free.get(size)
+        if free:
+            tex = free.pop()
+            self._order.pop(id(tex), None)
+            self.idle_bytes -= self._bytes(size)
+        else:
+            tex = self.ctx.texture(size, 4, dtype="f4")
+            tex.filter = (moderngl.NEAREST, moderngl.NEAREST)  # shaders fetch exact texels
+            tex.repeat_x = tex.repeat_y = False
+            self.created += 1
+        self.live += 1
+        return tex
+
+    def give(self, tex) -> None:
+        self.live -= 1
+        self._free[tex.size].append(tex)
+        self._order[id(tex)] = tex
+        self.idle_bytes += self._bytes(tex.size)
+        while self.idle_bytes > self.max_idle_bytes and self._order:
+            _, old = self._order.popitem(last=False)
+            self._free[old.size].remove(old)
+            self._delete(old)
+
+    def _delete(self, tex) -> None:
+        self.idle_bytes -= self._bytes(tex.size)
+        if self.on_delete is not None:
+            self.on_delete(tex)
+        tex.release()
+        self.deleted += 1
+
+    @property
+    def free_count(self) -> int:
+        return sum(len(v) for v in self._free.values())
+
+    def trim(self) -> int:
+        """Delete every texture waiting in the pool; returns how many."""
+        n = 0
+        for lst in self._free.values():
+            for t in lst:
+                self._delete(t)
+                n += 1
+            lst.clear()
+        self._free.clear()
+        self._order.clear()
+        return n
+
+
+class Releasable:
+    """``with`` blocks and garbage collection call ``release()`` (which must be idempotent)."""
+
+    __slots__ = ()
+
+    def release(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+class DeviceArray(Releasable):
+    """A float32 matrix (or vector, or small-channel image) living in a texture."""
+
+    __slots__ = ("device", "layout", "shape", "texture", "_released", "__weakref__")
+
+    def __init__(self, device, layout: Layout, shape: tuple, texture):
+        self.device = device
+        self.layout = layout
+        self.shape = tuple(shape)
+        self.texture = texture
+        self._released = False
+
+    # ---- information --------------------------------------------------------------------
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def dtype(self):
+        return np.dtype(np.float32)
+
+    @property
+    def packed(self) -> bool:
+        return self.layout.packed
+
+    @property
+    def released(self) -> bool:
+        return self._released
+
+    def __repr__(self):
+        state = "released" if self._released else f"texture {self.layout.tex_w}x{self.layout.tex_h}"
+        return (f"DeviceArray(shape={self.shape}, packed={self.layout.packed}, "
+                f"order={self.layout.order!r}, {state})")
+
+    # ---- use as a pass input ----------------------------------------------------------------
+    def bind(self, unit: int) -> None:
+        self.texture.use(unit)
+
+    # ---- data ---------------------------------------------------------------------------
+    def _check(self):
+        if self._released:
+            raise ValueError("this DeviceArray has been released")
+
+    def set(self, x) -> "DeviceArray":
+        """Upload new contents of the same shape."""
+        self._check()
+        self.device.activate()
+        a = as_float32(x)
+        if a.shape != self.shape:
+            raise ValueError(f"cannot write an array of shape {a.shape} into a DeviceArray "
+                             f"of shape {self.shape}")
+        self.texture.write(self.layout.pack_array(_to_logical(a, self.layout)))
+        return self
+
+    def get(self) -> np.ndarray:
+        """Download to a new float32 numpy array of the array's shape."""
+        self._check()
+        self.device.activate()
+        raw = np.frombuffer(self.texture.read(), dtype=np.float32)
+        logical = self.layout.unpack_array(raw)
+        return _from_logical(logical, self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.get()
+        return a if dtype is None else a.astype(dtype)
+
+    # ---- life -----------------------------------------------------------------------------
+    def release(self) -> None:
+        """Give the texture back to the pool (idempotent)."""
+        if not self._released:
+            self._released = True
+            self.device.pool.give(self.texture)
+            self.texture = None
+
+
+def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:
+    """User-shaped float32 array -> the (rows, cols) matrix the layout describes."""
+    if a.ndim == 3:  # image: (H, W, C) with C <= 4, one pixel per texel
+        h, w, c = a.shape
+        out = np.zeros((h, w, 4), dtype=np.float32)
+        out[..., :c] = a
+        return out.reshape(h, w * 4)
+    return a.reshape(layout.rows, layout.cols)
+
+
+def _from_logical(m: np.ndarray, shape: tuple) -> np.ndarray:
+    if len(shape) == 3:
+        h, w, c = shape
+        return np.ascontiguousarray(m.reshape(h, w, 4)[..., :c])
+    return m.reshape(shape)

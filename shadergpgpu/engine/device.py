@@ -1,0 +1,524 @@
+"""The device: one GL context with its capabilities, texture pool, shader library and counter.
+
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device()                       # headless EGL
+    >>> x = dev.array(np.arange(10.0))
+    >>> y = dev.empty_like(x)
+    >>> sg.builtin.SAXPY(y, X=x, Y=x, alpha=2.0)
+    1
+    >>> y.get()[:4]                              # 3 * arange(10)
+    array([0., 3., 6., 9.], dtype=float32)
+
+Kernels are declared once (:class:`~shadergpgpu.engine.kernels.Kernel`) and run with
+:meth:`Device.run` / :meth:`Device.prepare` (or by calling the kernel). Compiled programs,
+framebuffers and idle textures are bounded caches (least recently used first out), so memory
+does not grow with the number of distinct shapes.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import moderngl
+import numpy as np
+
+from . import context as _context
+from .arrays import DeviceArray, TexturePool, _to_logical, as_float32
+from .cache import LRU
+from .kernels import Kernel, uniform_declarations
+from .layout import Layout, layout_for
+from .passes import CONTEXT, Compiled, Pass, PassCounter, blend_mode
+from .programs import ShaderLibrary
+
+_BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
+
+# Loop iterations one fragment may run before the renderer stops the loop. Mesa's llvmpipe
+# (gallivm) ends every loop after 65,535 iterations (nested loops count together) without an
+# error; the NVIDIA driver has no such cap (very long draws are capped by the algorithms instead).
+SOFTWARE_LOOP_CAP = 65_535
+
+
+def _output_table(outputs) -> dict:
+    if isinstance(outputs, DeviceArray):
+        return {"OUT": outputs}
+    if isinstance(outputs, dict):
+        return dict(outputs)
+    outputs = list(outputs)
+    return {f"OUT{k}": a for k, a in enumerate(outputs)}
+
+
+class Device:
+    """A GL context prepared for GPGPU work.
+
+    Parameters
+    ----------
+    backend : "egl" (default), "glfw", "glfw-visible" or "standalone"; or env SHADERGPGPU_BACKEND.
+    device_index : EGL device to use on machines with several GPUs (env SHADERGPGPU_EGL_DEVICE).
+    max_texture_size : cap below the driver's MAX_TEXTURE_SIZE (arrays wrap past it).
+    timing : record GPU time of every pass with timer queries (costs a sync per pass).
+    shader_root : a folder of the user's shaders, searched before the package's ``shaders/``.
+    loop_cap : loop iterations one fragment may run (default: 65,535 on Mesa's software
+        renderers, none elsewhere); kernels over it are split across passes or refused.
+    cache_size : compiled kernels and programs kept (least recently used first out).
+    pool_bytes : idle texture memory the pool keeps for reuse.
+    """
+
+    def __init__(self, backend: str | None = None, device_index: int | None = None,
+                 max_texture_size: int | None = None, timing: bool = False,
+                 window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
+                 loop_cap: int | None = None, cache_size: int = 128,
+                 pool_bytes: int = 64 << 20):
+        self.ctx, backend, self.window = _context.create_gl(backend, device_index,
+                                                            window_size, title)
+        self._ctx_state = CONTEXT
+        CONTEXT.current = None
+        self.activate()
+        self.caps = _context.probe(self.ctx, backend)
+        _context.check(self.caps)
+        limit = self.caps.max_texture_size
+        if max_texture_size is not None:
+            if int(max_texture_size) < 1:
+                raise ValueError("max_texture_size must be positive")
+            limit = min(limit, int(max_texture_size))
+        self.max_texture_size = limit
+        if loop_cap is None:
+            loop_cap = SOFTWARE_LOOP_CAP if self.is_software else None
+        elif int(loop_cap) < 1:
+            raise ValueError(f"loop_cap must be positive, got {loop_cap}")
+        self.loop_cap = None if loop_cap is None else int(loop_cap)
+        self.pool = TexturePool(self.ctx, pool_bytes)
+        self.pool.on_delete = self._forget_texture
+        self.shaders = ShaderLibrary(self.ctx, shader_root, cache_size)
+        self.counter = PassCounter()
+        self.timing = bool(timing) and self.caps.timer_queries
+        self._compiled = LRU(cache_size, self._evict_compiled)
+        self._bodies = LRU(cache_size)
+        self._fbos = LRU(64, lambda _k, f: f.release())
+        self._resources = LRU(32, lambda _k, r: _release_resource(r))
+        self._blend = None
+        self.ctx.disable(moderngl.BLEND)
+        self.ctx.blend_func = moderngl.ONE, moderngl.ONE
+
+    @property
+    def is_software(self) -> bool:
+        """True on Mesa's CPU renderers (llvmpipe, softpipe)."""
+        r = self.caps.renderer.lower()
+        return "llvmpipe" in r or "softpipe" in r or "swrast" in r
+
+    def activate(self) -> None:
+        """Make this device's GL context current (several devices may live in one process)."""
+        if CONTEXT.current is not self:
+            if self.window is not None:
+                import glfw
+                glfw.make_context_current(self.window)
+            else:
+                self.ctx.mglo.__enter__()
+            CONTEXT.current = self
+
+    def invalidate_state(self) -> None:
+        """Forget the GL state the device tracks (call after drawing with raw GL/moderngl)."""
+        self.activate()
+        self.ctx.disable(moderngl.BLEND)
+        self._blend = None
+
+    # ---- arrays -----------------------------------------------------------------------
+    def layout(self, shape, packed: bool = True, order: str = "row") -> Layout:
+        return layout_for(shape, packed, order, self.max_texture_size)
+
+    def alloc(self, layout: Layout, shape=None) -> DeviceArray:
+        """An uninitialised array of ``layout`` (``shape``: what ``get()`` returns; default the
+        layout's rows x cols)."""
+        if layout.max_size > self.max_texture_size:
+            raise ValueError(f"layout wraps at {layout.max_size} texels, more than this "
+                             f"device's texture size {self.max_texture_size}")
+        self.activate()
+        shape = (layout.rows, layout.cols) if shape is None else _shape_tuple(shape)
+        return DeviceArray(self, layout, shape, self.pool.take(layout.tex_size))
+
+    def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
+        """Uninitialised array (a recycled texture may hold old values)."""
+        shape = _shape_tuple(shape)
+        return self.alloc(self.layout(shape, packed, order), shape)
+
+    def empty_like(self, a: DeviceArray) -> DeviceArray:
+        return self.alloc(a.layout, a.shape)
+
+    def zeros(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
+        a = self.empty(shape, packed, order)
+        self.fill(a, 0.0)
+        return a
+
+    def array(self, x, packed: bool = True, order: str = "row", name: str = "array") -> DeviceArray:
+        """Upload a numpy array (any real dtype, converted to float32): 1-D or 2-D."""
+        a = as_float32(x, name)
+        if a.ndim not in (1, 2):
+            raise ValueError(f"{name}: device arrays are 1-D or 2-D, got shape {a.shape} "
+                             "(use Device.image for (H, W, C) images)")
+        if a.size == 0:
+            raise ValueError(f"{name}: cannot place an empty array of shape {a.shape} on the "
+                             "device")
+        out = self.alloc(self.layout(a.shape, packed, order), a.shape)
+        out.texture.write(out.layout.pack_array(_to_logical(a, out.layout)))
+        return out
+
+    def image(self, x, name: str = "image") -> DeviceArray:
+        """Upload an (H, W) or (H, W, C<=4) image: one pixel per texel, channels in RGBA."""
+        a = as_float32(x, name)
+        if a.ndim == 2:
+            a = a[:, :, None]
+        if a.ndim != 3 or a.shape[2] > 4 or a.shape[2] < 1 or a.shape[0] < 1 or a.shape[1] < 1:
+            raise ValueError(f"{name}: expected an (H, W) or (H, W, C) image with 1..4 "
+                             f"channels, got shape {np.shape(x)}")
+        out = self.empty_image(a.shape)
+        out.texture.write(out.layout.pack_array(_to_logical(a, out.layout)))
+        return out
+
+    def empty_image(self, shape) -> DeviceArray:
+        h, w, c = _shape_tuple(shape)
+        return self.alloc(Layout(h, 4 * w, True, "row", self.max_texture_size), (h, w, c))
+
+    def fill(self, a: DeviceArray, value: float) -> None:
+        """Set every texel of ``a`` (padding included) to ``value`` in one pass."""
+        from .builtin import FILL
+        self.run(FILL, a, uniforms={"value": float(value)})
+
+    @contextmanager
+    def scope(self):
+        """Temporaries owned by a block: ``with dev.scope() as s: t = s.empty(...)``; every array
+        made through ``s`` is released when the block ends (``s.keep(a)`` exempts one)."""
+        s = Scope(self)
+        try:
+            yield s
+        finally:
+            s.release()
+
+    def pingpong(self, shape=None, packed: bool = True, order: str = "row", layout=None):
+        """A :class:`PingPong` pair of arrays of one layout (read ``front``, write ``back``)."""
+        lay = layout if layout is not None else self.layout(_shape_tuple(shape), packed, order)
+        return PingPong(self.alloc(lay, shape), self.alloc(lay, shape))
+
+    def resource(self, key, factory):
+        """Per-device state an operation keeps between calls (bounded, least recently used
+        first out; released with ``.release()`` if it has one)."""
+        r = self._resources.get(key)
+        if r is None:
+            r = factory()
+            self._resources[key] = r
+        return r
+
+    # ---- kernels and passes -------------------------------------------------------------
+    def phase(self, label: str):
+        """Context manager: passes inside are counted under ``label``."""
+        return self.counter.phase(label)
+
+    def compiled(self, kernel: Kernel, inputs: dict, outputs: dict, defines: dict) -> Compiled:
+        """``kernel`` compiled for the layout kinds of ``inputs``/``outputs`` and ``defines``."""
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"expected a Kernel, got {type(kernel).__name__} (declare shaders "
+                            "with shadergpgpu.Kernel(file, inputs=..., uniforms=...))")
+        ikinds = tuple((n, inputs[n].layout.kind) for n in kernel.inputs)
+        okinds = tuple(outputs[n].layout.kind for n in kernel.outputs)
+        key = (kernel, tuple(sorted(defines.items())), ikinds, okinds)
+        c = self._compiled.get(key)
+        if c is None:
+            body = self._bodies.get(kernel)
+            if body is None:
+                body = self.shaders.body(kernel.file, kernel.source, kernel.root, kernel.name)
+                kernel.check_source(body.text)
+                self._bodies[kernel] = body
+            pre = [(f"<input {n}>", inputs[n].layout.glsl_input(n)) for n in kernel.inputs]
+            pre += [(f"<output {n}>", outputs[n].layout.glsl_output(n, loc))
+                    for loc, n in enumerate(kernel.outputs)]
+            pre.append(("<uniforms>", uniform_declarations(kernel)))
+            src = self.shaders.assemble(body, defines, pre)
+            prog = self.shaders.program(src)
+            buffers = {n for n, kind in ikinds if kind[0] == "buffer"}
+            c = Compiled(self, kernel, prog, src.text, list(kernel.inputs), buffers)
+            self._compiled[key] = c
+        return c
+
+    def _evict_compiled(self, _key, c: Compiled) -> None:
+        c.release()
+        self.shaders.forget(c.text)
+
+    def run(self, kernel: Kernel, outputs, inputs: dict | None = None,
+            uniforms: dict | None = None, defines: dict | None = None, blend=False, rect=None,
+            slices: int | None = None) -> int:
+        """Run ``kernel`` writing ``outputs``; returns the number of passes drawn.
+
+        outputs : DeviceArray (named OUT), list (OUT0..OUTk) or dict name -> DeviceArray; 1..8.
+        inputs : dict name -> DeviceArray or BufferArray.
+        uniforms : dict name -> value (every declared uniform without a default is required).
+        defines : overrides of the kernel's declared defines.
+        blend : False, True/"add" (accumulate: dst += src), "max" or "min".
+        rect : (x, y, w, h) sub-rectangle of the output texture to shade; default all of it.
+        slices : for a kernel with a split loop, at least this many passes (more when the loop
+            cap needs them).
+        """
+        self.activate()
+        inputs = dict(inputs or {})
+        outs = _output_table(outputs)
+        self._validate(kernel, inputs, outs)
+        vals, defs = kernel.check_call(inputs, outs, uniforms or {}, defines)
+        blend = blend_mode(blend)
+        layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
+        cuts = kernel.slices(layouts, vals, defs, self.loop_cap, slices or 1)
+        c = self.compiled(kernel, inputs, outs, defs)
+        for n, a in layouts.items():
+            vals[f"sg_{n}_shape"] = a.shape_uniform
+        for name, v in vals.items():
+            h = c.handle(name)
+            if h is not None:
+                h.value = v
+        c.owner = None
+        for name, unit in c.units:
+            inputs[name].bind(unit)
+        arrs = [outs[n] for n in kernel.outputs]
+        viewport, frags = self._viewport(arrs, rect)
+        fbo = self._framebuffer(arrs)
+        if not cuts:
+            self._draw(c, fbo, viewport, blend, frags)
+            return 1
+        s = kernel.split
+        hb, he = c.handle(f"{s.name}_begin"), c.handle(f"{s.name}_end")
+        for i, (lo, hi) in enumerate(cuts):
+            if hb is not None:
+                hb.value = lo
+            if he is not None:
+                he.value = hi
+            self._draw(c, fbo, viewport, blend if i == 0 else (blend or s.combine), frags)
+        return len(cuts)
+
+    def prepare(self, kernel: Kernel, outputs, inputs: dict | None = None,
+                uniforms: dict | None = None, defines: dict | None = None, blend=False,
+                rect=None) -> Pass:
+        """A reusable :class:`~shadergpgpu.engine.passes.Pass` (same arguments as :meth:`run`;
+        uniforms may be given later, to :meth:`Pass.set` or :meth:`Pass.run`)."""
+        self.activate()
+        inputs = dict(inputs or {})
+        outs = _output_table(outputs)
+        self._validate(kernel, inputs, outs)
+        return Pass(self, kernel, inputs, outs, uniforms or {}, defines, blend, rect)
+
+    def passes_for(self, kernel: Kernel, inputs: dict, outputs, uniforms=None, defines=None,
+                   slices: int = 1) -> int:
+        """Passes :meth:`run` would draw for this call (for pass plans), without drawing."""
+        outs = _output_table(outputs)
+        vals, defs = kernel.check_call(dict(inputs), outs, uniforms or {}, defines,
+                                       partial=True)
+        layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
+        return max(1, len(kernel.slices(layouts, vals, defs, self.loop_cap, slices)))
+
+    # ---- internals --------------------------------------------------------------------
+    @property
+    def max_outputs(self) -> int:
+        return min(8, self.caps.max_draw_buffers)
+
+    def _validate(self, kernel, inputs: dict, outs: dict) -> None:
+        if not 1 <= len(outs) <= self.max_outputs:
+            raise ValueError(f"a pass writes 1 to {self.max_outputs} outputs, got {len(outs)}")
+        size = None
+        for n, a in outs.items():
+            if not isinstance(a, DeviceArray):
+                raise TypeError(f"output {n!r} must be a DeviceArray, got {type(a).__name__}")
+            if a.released:
+                raise ValueError(f"output {n!r} has been released")
+            if a.device is not self:
+                raise ValueError(f"output {n!r} lives on another device")
+            if size is None:
+                size = a.layout.tex_size
+            elif a.layout.tex_size != size:
+                raise ValueError("all outputs of one pass must have the same texture size "
+                                 f"({n!r} is {a.layout.tex_size}, the first is {size})")
+        for n, a in inputs.items():
+            if getattr(a, "released", False):
+                raise ValueError(f"input {n!r} has been released")
+            if getattr(a, "device", self) is not self:
+                raise ValueError(f"input {n!r} lives on another device")
+        self._check_no_feedback(inputs, outs)
+
+    @staticmethod
+    def _check_no_feedback(inputs: dict, outs: dict) -> None:
+        out_ids = {id(a) for a in outs.values()}
+        for n, a in inputs.items():
+            if id(a) in out_ids:
+                raise ValueError(f"array {n!r} is both an input and an output of one pass; "
+                                 "use a second array (ping-pong)")
+
+    def _forget_texture(self, tex) -> None:
+        """Drop cached framebuffers that attach ``tex`` (it is about to be deleted)."""
+        glo = tex.glo
+        for key in [k for k in self._fbos.keys() if glo in k]:
+            self._fbos.pop(key).release()
+
+    def trim(self) -> int:
+        """Delete the pool's idle textures (and framebuffers on them); returns how many."""
+        self.activate()
+        return self.pool.trim()
+
+    def _framebuffer(self, arrs):
+        key = tuple(a.texture.glo for a in arrs)
+        fbo = self._fbos.get(key)
+        if fbo is None:
+            fbo = self.ctx.framebuffer(color_attachments=[a.texture for a in arrs])
+            self._fbos[key] = fbo
+        return fbo
+
+    @staticmethod
+    def _viewport(arrs, rect):
+        w, h = arrs[0].layout.tex_size
+        if rect is None:
+            return None, w * h
+        x, y, rw, rh = (int(v) for v in rect)
+        if x < 0 or y < 0 or rw < 1 or rh < 1 or x + rw > w or y + rh > h:
+            raise ValueError(f"rect {tuple(rect)} is not inside the {w}x{h} output texture")
+        return (x, y, rw, rh), rw * rh
+
+    def _draw(self, compiled: Compiled, fbo, viewport, blend, fragments: int) -> None:
+        """Issue the draw. ``viewport`` is None for the whole output, else a sub-rectangle."""
+        ctx = self.ctx
+        fbo.use()  # also sets the framebuffer's full viewport
+        if blend is not self._blend:
+            if blend is None:
+                ctx.disable(moderngl.BLEND)
+            else:
+                ctx.enable(moderngl.BLEND)
+                ctx.blend_equation = _BLEND_EQ[blend]
+            self._blend = blend
+        if viewport is not None:
+            ctx.viewport = viewport
+        if self.timing:
+            q = ctx.query(time=True)
+            with q:
+                compiled.vao.render(moderngl.TRIANGLES, 3)
+            self.counter.record(fragments, q.elapsed)
+        else:
+            compiled.vao.render(moderngl.TRIANGLES, 3)
+            c = self.counter
+            label = c.label
+            c.passes[label] += 1
+            c.fragments[label] += fragments
+        if viewport is not None:
+            fbo.viewport = (0, 0) + fbo.size
+
+    def finish(self) -> None:
+        """Wait until the GPU has finished every pass issued so far."""
+        self.activate()
+        self.ctx.finish()
+
+    @property
+    def n_programs(self) -> int:
+        """Programs compiled and held now (bounded by ``cache_size``)."""
+        return len(self.shaders)
+
+    def release(self) -> None:
+        """Release every GL object this device made and the context itself."""
+        self.activate()
+        self._resources.clear()
+        self._fbos.clear()
+        self._compiled.clear()
+        self.pool.trim()
+        try:
+            self.ctx.release()
+        finally:
+            CONTEXT.current = None
+            if self.window is not None:
+                import glfw
+                glfw.destroy_window(self.window)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __deepcopy__(self, memo):
+        # A device is a handle on a GL context: estimators that are cloned share it.
+        return self
+
+    def __reduce__(self):
+        raise TypeError("a Device holds a GL context and cannot be pickled; create one in "
+                        "each process (shadergpgpu.distributed does this per worker)")
+
+    def __repr__(self):
+        return f"Device({self.caps.renderer!r}, backend={self.caps.backend!r})"
+
+
+class Scope:
+    """Arrays made through it are released together (see :meth:`Device.scope`)."""
+
+    def __init__(self, device: Device):
+        self.device = device
+        self._arrays: list = []
+
+    def track(self, a):
+        self._arrays.append(a)
+        return a
+
+    def keep(self, a):
+        """Exempt ``a`` from the release at the end of the scope; returns it."""
+        self._arrays = [x for x in self._arrays if x is not a]
+        return a
+
+    def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
+        return self.track(self.device.empty(shape, packed, order))
+
+    def empty_like(self, a) -> DeviceArray:
+        return self.track(self.device.empty_like(a))
+
+    def zeros(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
+        return self.track(self.device.zeros(shape, packed, order))
+
+    def array(self, x, packed: bool = True, order: str = "row", name: str = "array"):
+        return self.track(self.device.array(x, packed, order, name))
+
+    def alloc(self, layout: Layout, shape=None) -> DeviceArray:
+        return self.track(self.device.alloc(layout, shape))
+
+    def pingpong(self, shape=None, packed: bool = True, order: str = "row", layout=None):
+        pp = self.device.pingpong(shape, packed, order, layout)
+        self.track(pp)
+        return pp
+
+    def release(self) -> None:
+        for a in self._arrays:
+            a.release()
+        self._arrays.clear()
+
+
+class PingPong:
+    """Two arrays of one layout: kernels read ``front`` and write ``back``; :meth:`swap` after
+    each pass."""
+
+    def __init__(self, front: DeviceArray, back: DeviceArray):
+        self.front, self.back = front, back
+
+    def swap(self) -> "PingPong":
+        self.front, self.back = self.back, self.front
+        return self
+
+    def release(self) -> None:
+        self.front.release()
+        self.back.release()
+
+
+def _release_resource(r) -> None:
+    rel = getattr(r, "release", None)
+    if rel is not None:
+        rel()
+
+
+def _shape_tuple(shape) -> tuple:
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(s) for s in shape)
+
+
+_default = None
+
+
+def get_device(**kwargs) -> Device:
+    """The process-wide default device, created on first use (kwargs apply then only)."""
+    global _default
+    if _default is None:
+        _default = Device(**kwargs)
+    return _default

@@ -1,0 +1,314 @@
+"""Render passes: compiled kernels, the pass counter and prepared (reusable) passes.
+
+Every kernel run is one render pass: bind input textures, set uniforms, attach 1..8 output
+textures to a framebuffer, set the viewport (whole output or a sub-rectangle) and the blend
+mode, draw one triangle covering the viewport. The :class:`PassCounter` records each pass under
+the current phase label (``with device.phase("forward"): ...``), with the number of fragments
+shaded and, when timing is on, the GPU time from timer queries. The pass-count reports read it.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from contextlib import contextmanager
+
+BLEND_MODES = (None, "add", "max", "min")
+
+
+def blend_mode(blend) -> str | None:
+    if blend is True:
+        return "add"
+    if blend is False or blend is None:
+        return None
+    if blend not in BLEND_MODES:
+        raise ValueError(f"blend must be False, True/'add', 'max' or 'min', got {blend!r}")
+    return blend
+
+
+class PassCounter:
+    """Counts passes, fragments and (optionally) GPU nanoseconds per phase label."""
+
+    def __init__(self):
+        self.label = "default"
+        self.passes: dict[str, int] = defaultdict(int)
+        self.fragments: dict[str, int] = defaultdict(int)
+        self.gpu_ns: dict[str, int] = defaultdict(int)
+
+    @contextmanager
+    def phase(self, label: str):
+        previous, self.label = self.label, str(label)
+        try:
+            yield self
+        finally:
+            self.label = previous
+
+    def record(self, fragments: int, gpu_ns: int | None = None, count: int = 1) -> None:
+        """Record ``count`` passes of ``fragments`` fragments each under the current label."""
+        label = self.label
+        self.passes[label] += count
+        self.fragments[label] += fragments * count
+        if gpu_ns is not None:
+            self.gpu_ns[label] += gpu_ns
+
+    def reset(self) -> None:
+        self.passes.clear()
+        self.fragments.clear()
+        self.gpu_ns.clear()
+
+    @property
+    def total(self) -> int:
+        return sum(self.passes.values())
+
+    def snapshot(self) -> dict:
+        """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms"}}."""
+        out = {}
+        for label in self.passes:
+            out[label] = {"passes": self.passes[label], "fragments": self.fragments[label],
+                          "gpu_ms": self.gpu_ns.get(label, 0) / 1e6}
+        return out
+
+    def __repr__(self):
+        inner = ", ".join(f"{k}={v}" for k, v in self.passes.items())
+        return f"PassCounter({inner})"
+
+
+EVICTED = object()  # owner of a compiled kernel whose program the cache released
+
+
+class Compiled:
+    """A kernel compiled for one (defines, input and output layout kinds): program, vertex
+    array, texture units of the inputs and the program's uniform handles."""
+
+    def __init__(self, device, kernel, program, text: str, input_names, buffer_inputs=()):
+        self.kernel = kernel
+        self.program = program
+        self.text = text
+        self.units = [(n, u) for u, n in enumerate(input_names)]
+        self.output_names = tuple(kernel.outputs)
+        self.vao = device.ctx.vertex_array(program, [])
+        self.owner = None  # the Pass whose uniform values the program holds now
+        self._handles: dict = {}
+        for name, unit in self.units:
+            sampler = f"sg_{name}"
+            if name in buffer_inputs:
+                from .glraw import set_sampler_unit
+                set_sampler_unit(program, sampler, unit)
+            elif sampler in program:
+                program[sampler].value = unit
+
+    @property
+    def alive(self) -> bool:
+        return self.owner is not EVICTED
+
+    def handle(self, name: str):
+        """moderngl Uniform for ``name``; None when the driver optimised it out."""
+        h = self._handles.get(name, False)
+        if h is False:
+            h = self.program[name] if name in self.program else None
+            self._handles[name] = h
+        return h
+
+    def release(self) -> None:
+        self.owner = EVICTED
+        self.vao.release()
+
+
+class Pass:
+    """A prepared render pass: compiled kernel, framebuffer and bindings resolved once.
+
+    ``run(**uniforms)`` draws with as little Python work per call as the raw moderngl calls
+    need; ``bind(name=array)`` swaps an input or output for one of the same layout (ping-pong).
+    A kernel with a split loop runs one pass per slice. Made by
+    :meth:`shadergpgpu.engine.device.Device.prepare` or :meth:`Kernel.prepare`.
+    """
+
+    def __init__(self, device, kernel, inputs: dict, outputs: dict, uniforms: dict,
+                 defines: dict | None, blend, rect):
+        self.device = device
+        self.kernel = kernel
+        self.inputs = dict(inputs)
+        self.outputs = dict(outputs)
+        self.blend = blend_mode(blend)
+        self.rect = rect
+        vals, self.defines = kernel.check_call(self.inputs, self.outputs, uniforms, defines,
+                                               partial=True)
+        self.values: dict = dict(vals)
+        self._checks = kernel.loop is not None or kernel.split is not None
+        self._refresh()
+
+    # ---- state ---------------------------------------------------------------------------------
+    def _refresh(self):
+        dev = self.device
+        self.compiled = dev.compiled(self.kernel, self.inputs, self.outputs, self.defines)
+        c = self.compiled
+        for n, a in list(self.inputs.items()) + list(self.outputs.items()):
+            self.values[f"sg_{n}_shape"] = a.layout.shape_uniform
+        self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
+        outs = [self.outputs[n] for n in c.output_names]
+        self._fbo = dev._framebuffer(outs)
+        self._viewport, self._fragments = dev._viewport(outs, self.rect)
+        self._plan()
+        c.owner = None
+
+    def _plan(self):
+        """Resolve the uniform handles and, for loop kernels, the slices within the cap."""
+        c = self.compiled
+        k = self.kernel
+        self._u = {n: c.handle(n) for n in self.values}
+        self._cuts = []
+        if self._checks and all(n in self.values for n in k.uniforms):
+            layouts = {n: a.layout for n, a in list(self.inputs.items()) +
+                       list(self.outputs.items())}
+            user = {n: v for n, v in self.values.items() if n in k.uniforms}
+            self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
+
+    def set(self, **uniforms) -> "Pass":
+        """Set uniform values that stay until changed."""
+        vals, _ = self.kernel.check_call(self.inputs, self.outputs, uniforms, self.defines,
+                                         partial=True)
+        for n in uniforms:
+            self.values[n] = vals[n]
+        if self._checks:
+            self._plan()
+        else:
+            for n in uniforms:
+                self._u[n] = self.compiled.handle(n)
+        self.compiled.owner = None
+        return self
+
+    def bind(self, **arrays) -> "Pass":
+        """Replace inputs/outputs by arrays of the same layout (e.g. swap ping-pong buffers)."""
+        for k, a in arrays.items():
+            table = self.inputs if k in self.inputs else self.outputs if k in self.outputs else None
+            if table is None:
+                raise KeyError(f"this pass has no input or output named {k!r}")
+            if getattr(a, "layout", None) != table[k].layout:
+                raise ValueError(f"{k}: new array's layout differs from the prepared one")
+            if getattr(a, "released", False):
+                raise ValueError(f"{k}: the new array has been released")
+            table[k] = a
+        self.device._check_no_feedback(self.inputs, self.outputs)
+        self._binds = [(_binder(self.inputs[n]), u) for n, u in self.compiled.units]
+        outs = [self.outputs[n] for n in self.compiled.output_names]
+        self._fbo = self.device._framebuffer(outs)
+        return self
+
+    def _missing(self):
+        missing = [n for n in self.kernel.uniforms if n not in self.values]
+        if missing:
+            raise ValueError(f"{self.kernel.name}: missing uniform(s) {missing} "
+                             "(give them to prepare(), set() or run())")
+
+    def _restore(self):
+        c = self.compiled
+        if not c.alive:  # the program cache dropped it: compile again
+            self._refresh()
+            c = self.compiled
+        self._missing()
+        u = self._u
+        for n, v in self.values.items():
+            h = u[n]
+            if h is not None:
+                h.value = v
+        c.owner = self
+
+    # ---- drawing -----------------------------------------------------------------------------
+    def run(self, **uniforms) -> None:
+        # The hot path of every iterative algorithm: this repeats Device._draw inline, with the
+        # per-pass state resolved in advance, to stay close to raw moderngl's cost per pass.
+        dev = self.device
+        if dev._ctx_state.current is not dev:
+            dev.activate()
+        c = self.compiled
+        if uniforms:
+            if self._checks or not uniforms.keys() <= self._u.keys():
+                self.set(**uniforms)
+            else:
+                u = self._u
+                values = self.values
+                for name, v in uniforms.items():
+                    values[name] = v
+                    h = u[name]
+                    if h is not None and c.owner is self:
+                        h.value = v
+        if c.owner is not self:  # another pass or run() used this program since: restore ours
+            self._restore()
+            c = self.compiled
+        for use, unit in self._binds:
+            use(unit)
+        if self._cuts:
+            self._run_slices()
+            return
+        if self.blend is not dev._blend or self._viewport is not None or dev.timing:
+            dev._draw(c, self._fbo, self._viewport, self.blend, self._fragments)
+            return
+        self._fbo.use()
+        c.vao.render(4, 3)
+        cnt = dev.counter
+        label = cnt.label
+        cnt.passes[label] += 1
+        cnt.fragments[label] += self._fragments
+
+    __call__ = run
+
+    def _run_slices(self):
+        c = self.compiled
+        s = self.kernel.split
+        hb, he = c.handle(f"{s.name}_begin"), c.handle(f"{s.name}_end")
+        for i, (lo, hi) in enumerate(self._cuts):
+            if hb is not None:
+                hb.value = lo
+            if he is not None:
+                he.value = hi
+            blend = self.blend if i == 0 else (self.blend or s.combine)
+            self.device._draw(c, self._fbo, self._viewport, blend, self._fragments)
+
+    @property
+    def passes_per_run(self) -> int:
+        """Render passes one :meth:`run` draws (more than 1 when a split loop is cut)."""
+        return max(1, len(self._cuts))
+
+    def repeat(self, name: str, values) -> int:
+        """Run the pass once per value of uniform ``name`` (e.g. a loop index); returns the count.
+
+        Same result as ``for v in values: self.run(**{name: v})``, and each draw is still one
+        counted render pass, but inputs, framebuffer, viewport and blend mode are bound once and
+        each further pass costs one uniform write and one draw (for long multipass loops such as
+        one accumulating pass per training vector). With ``timing=True`` it runs pass by pass.
+        """
+        values = list(values)
+        if not values:
+            return 0
+        if name not in self.kernel.uniforms:
+            raise ValueError(f"{self.kernel.name}: unknown uniform {name!r}")
+        self.run(**{name: values[0]})
+        h = self.compiled.handle(name)
+        if self.device.timing or h is None or len(values) == 1 or self._checks:
+            for v in values[1:]:
+                self.run(**{name: v})
+            return len(values)
+        t = self.kernel.uniforms[name][0]
+        from .kernels import check_uniform
+        checked = [check_uniform(self.kernel.name, name, t, v) for v in values[1:]]
+        render = self.compiled.vao.render
+        for v in checked:
+            h.value = v
+            render(4, vertices=3)
+        self.values[name] = checked[-1]
+        self.device.counter.record(self._fragments, count=len(values) - 1)
+        return len(values)
+
+
+def _binder(arr):
+    """The cheapest callable that binds ``arr`` to a texture unit."""
+    tex = getattr(arr, "texture", None)
+    return tex.use if tex is not None and type(arr).__name__ == "DeviceArray" else arr.bind
+
+
+class ContextState:
+    """Which device's GL context is current in this process (the library is not thread-safe:
+    use a device from the thread that made it)."""
+
+    current = None
+
+
+CONTEXT = ContextState()

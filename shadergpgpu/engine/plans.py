@@ -1,0 +1,79 @@
+"""Pass plans: each algorithm declares the formula for the passes it runs.
+
+A plan maps the algorithm's parameters to the expected number of passes per phase label; the
+pass-count reports run the algorithm, read :class:`~shadergpgpu.engine.passes.PassCounter`, and hold
+the two side by side.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+
+@dataclass
+class PassPlan:
+    """Formula for an algorithm's passes per phase.
+
+    name : registry key, e.g. "backprop/paper-packed".
+    formula : human-readable formula, e.g. "MI + MH + MO + N/2 + 4".
+    phases : function(**params) -> {phase label: expected passes}.
+    notes : what the plan counts and what it leaves out.
+    """
+
+    name: str
+    formula: str
+    phases: Callable[..., dict]
+    notes: str = ""
+    params: tuple = field(default_factory=tuple)
+
+    def expected(self, **params) -> dict:
+        return {k: int(v) for k, v in self.phases(**params).items()}
+
+    def total(self, **params) -> int:
+        return sum(self.expected(**params).values())
+
+
+PLANS: dict[str, PassPlan] = {}
+
+
+def register_plan(plan: PassPlan) -> PassPlan:
+    PLANS[plan.name] = plan
+    return plan
+
+
+# Modules that register plans: imported on the first lookup that misses, so a plan never
+# depends on which module the caller happened to import first.
+PLAN_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sgemm",
+                "shadergpgpu.algorithms.blur", "shadergpgpu.algorithms.svm",
+                "shadergpgpu.algorithms.sammon", "shadergpgpu.ops.reduce",
+                "shadergpgpu.ops.rbf")
+
+
+def load_all() -> dict:
+    """Import every module that registers plans; returns the registry."""
+    import importlib
+    for m in PLAN_MODULES:
+        importlib.import_module(m)
+    return PLANS
+
+
+def get_plan(name: str) -> PassPlan:
+    if name not in PLANS:
+        load_all()
+    try:
+        return PLANS[name]
+    except KeyError:
+        raise KeyError(f"no pass plan named {name!r}; known: {', '.join(sorted(PLANS))}") from None
+
+
+def compare(plan: PassPlan, measured: dict, **params) -> list[dict]:
+    """Rows of {phase, expected, measured, match} for a measured counter snapshot."""
+    exp = plan.expected(**params)
+    rows = []
+    for phase in list(exp) + [p for p in measured if p not in exp]:
+        m = measured.get(phase, {})
+        m = m.get("passes", 0) if isinstance(m, dict) else int(m)
+        e = exp.get(phase)
+        rows.append({"phase": phase, "expected": e, "measured": m,
+                     "match": (e == m) if e is not None else None})
+    return rows

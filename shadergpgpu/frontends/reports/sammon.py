@@ -1,0 +1,80 @@
+"""Sammon mapping report: pass plan against the pass counter, stress history, per-iteration time.
+
+    shadergpgpu report sammon [--quick] [--out DIR] [--no-plots]
+
+For each configuration (source layout rows / columns, distances recomputed / cached, fixed
+source step / adaptive step) it fits scikit-learn's digits (a subset with --quick), holds the
+passes counted per phase against the registered plan ``sammon/fit``, and records the stress
+before and after, the wall time per update pass, and the stress of a float64 numpy run of the
+same rule (:func:`shadergpgpu.algorithms.sammon.reference_fit`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .common import (Progress, device_meta, markdown_table, parser, plot_lines,
+                     write_outputs)
+
+
+def main(argv=None) -> int:
+    p = parser("sammon", __doc__.split("\n\n")[0])
+    a = p.parse_args(argv)
+    import shadergpgpu as sg
+    from shadergpgpu.engine import plans
+    from shadergpgpu.algorithms.sammon import Sammon, pca_init, reference_fit
+    from sklearn.datasets import load_digits
+
+    n = 200 if a.quick else 1000
+    iters = 12 if a.quick else 60
+    X = load_digits().data[:n].astype(np.float64)
+    Y0 = pca_init(X, 2)
+    dev = sg.Device(backend=a.backend)
+    plan = plans.get_plan("sammon/fit")
+    configs = [(layout, cache, step) for step in ("source", "adaptive")
+               for layout, cache in (("rows", False), ("columns", False), ("rows", True))]
+    rows, plan_rows, series = [], [], {}
+    ref_cache = {}
+    with Progress(len(configs), "sammon", enabled=not a.no_progress) as prog:
+        for layout, cache, step in configs:
+            dev.counter.reset()
+            s = Sammon(n_iter=iters, step=step, learning_rate=0.5 * n, init=Y0, layout=layout,
+                       cache=cache, tol=None, device=dev).fit(X)
+            snap = dev.counter.snapshot()
+            params = dict(n=n, n_features=X.shape[1], layout=layout, n_evals=s.n_iter_,
+                          split=s.split_, cached=cache, n_rejects=s.n_rejected_,
+                          adaptive=step == "adaptive")
+            cmp = plans.compare(plan, snap, **params)
+            for r in cmp:
+                plan_rows.append({"config": f"{layout}/{'cached' if cache else 'recompute'}/"
+                                            f"{step}", **r})
+            if step not in ref_cache:
+                ref_cache[step] = reference_fit(X, Y0, iters,
+                                                learning_rate=0.5 * n, step=step)[1]
+            ref_hist = ref_cache[step]
+            ev = s.timings_["eval_s"]
+            label = f"{layout}/{'cached' if cache else 'recompute'}/{step}"
+            rows.append({"config": label, "N": n, "update passes": s.n_iter_,
+                         "rejected": s.n_rejected_, "chunks": s.split_,
+                         "s/update": float(np.median(ev[1:] if len(ev) > 2 else ev)),
+                         "stress start": s.stress_history_[0], "stress end": s.stress_,
+                         "numpy float64 end": ref_hist[-1],
+                         "plan matches": all(r["match"] for r in cmp)})
+            series[label] = (list(range(len(s.stress_history_))), s.stress_history_)
+            prog.step(label)
+    meta = device_meta(dev)
+    meta.update({"plan": plan.formula, "quick": a.quick})
+    out = write_outputs(a.out, "sammon", rows, meta)
+    write_outputs(out, "sammon_plan", plan_rows, meta)
+    text = ["# Sammon mapping report", "",
+            f"device: {meta['renderer']}, date {meta['date']}, digits N = {n}, "
+            f"{iters} update passes, lambda = 0.5 N", "",
+            markdown_table(rows), "", "## Pass plan against the counter", "",
+            f"plan `sammon/fit`: {plan.formula}", "", markdown_table(plan_rows)]
+    (out / "sammon.md").write_text("\n".join(text))
+    if not a.no_plots:
+        plot_lines(out / "sammon_stress.png",
+                   {k: ([x + 1 for x in xs], ys) for k, (xs, ys) in series.items()},
+                   "accepted iterate + 1", "Sammon stress", "Stress history (digits)")
+    print("\n".join(text))
+    ok = all(r["plan matches"] for r in rows)
+    return 0 if ok else 1

@@ -1,0 +1,96 @@
+"""Pass-count report for the reductions and the SMO trainer: plan against measurement.
+
+``shadergpgpu report svm [--quick] [--out DIR]`` (also reachable as ``report reduce``).
+
+1. Reductions (sum, arg-max): passes per call for vector lengths n and fan-ins F, the
+   registered plan ``max(1, ceil(log_F(ceil(n / 4))))`` next to the pass counter, with the
+   time per reduction.
+2. SMO: one binary training run per working-set rule; passes per phase (init, select,
+   update) from the plan ``svm/smo`` and from the counter, iterations and seconds.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...engine import plans
+from ...ops import reduce as R
+from ...engine.device import Device
+from .common import (Progress, device_meta, markdown_table, parser, plot_lines, time_call,
+                     write_outputs)
+
+
+def _reduction_rows(dev, sizes, fanins, progress):
+    rows = []
+    rng = np.random.default_rng(0)
+    for n in sizes:
+        x = dev.array(rng.standard_normal(n).astype(np.float32))
+        for F in fanins:
+            for kind, fn in (("sum", lambda: R.total_device(dev, x, F).release()),
+                             ("argmax", lambda: R.argmax_device(dev, x, fanin=F).release())):
+                dev.counter.reset()
+                with dev.phase("reduce"):
+                    fn()
+                measured = dev.counter.snapshot()["reduce"]["passes"]
+                plan = plans.get_plan("reduce/sum" if kind == "sum" else "reduce/argbest")
+                expected = plan.total(n=n, fanin=F)
+                sec = time_call(fn, dev.finish, repeat=3)
+                rows.append({"kind": kind, "n": n, "fanin": F, "passes_plan": expected,
+                             "passes_measured": measured, "match": expected == measured,
+                             "ms": sec * 1e3})
+            progress.step(f"n={n}")
+        x.release()
+    return rows
+
+
+def _smo_rows(dev, n, progress):
+    from ...algorithms.svm import SVC
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((n, 8))
+    y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+    rows = []
+    for ws in ("second-order", "first-order"):
+        dev.counter.reset()
+        t0 = time.perf_counter()
+        m = SVC(device=dev, working_set=ws).fit(X, y)
+        sec = time.perf_counter() - t0
+        snap = dev.counter.snapshot()
+        for r in plans.compare(plans.get_plan("svm/smo"), snap, n=n,
+                               n_iter=int(m.n_iter_[0]), working_set=ws):
+            rows.append({"working_set": ws, "n": n, "n_iter": int(m.n_iter_[0]),
+                         "n_sv": int(len(m.support_)), "seconds": sec, **r})
+        progress.step(ws)
+    return rows
+
+
+def main(argv=None) -> int:
+    args = parser("svm", "pass counts of the reductions and the SMO trainer").parse_args(argv)
+    dev = Device(backend=args.backend)
+    sizes = [10, 1000, 100_000] if args.quick else [10, 1000, 10_000, 100_000, 1_000_000]
+    fanins = [4, 16] if args.quick else [2, 4, 8, 16, 32, 64]
+    n_smo = 400 if args.quick else 4000
+    with Progress(len(sizes) + 2, "svm report", enabled=not args.no_progress) as prog:
+        red = _reduction_rows(dev, sizes, fanins, prog)
+        smo = _smo_rows(dev, n_smo, prog)
+    meta = device_meta(dev)
+    out = write_outputs(args.out, "svm", red + smo, meta)
+    text = ["# Reductions and SMO: pass plan against the pass counter", "",
+            f"Device: {meta['renderer']}, {meta['date']}", "",
+            "## reduce (sum and arg-max over a packed vector of n values)", "",
+            f"plan: {plans.get_plan('reduce/sum').formula}", "",
+            markdown_table(red), "", "## svm/smo (binary, RBF)", "",
+            f"plan: {plans.get_plan('svm/smo').formula}", "",
+            markdown_table(smo)]
+    (out / "svm.md").write_text("\n".join(text))
+    if not args.no_plots:
+        series = {}
+        for F in fanins:
+            rr = [r for r in red if r["fanin"] == F and r["kind"] == "argmax"]
+            series[f"argmax F={F}"] = ([r["n"] for r in rr], [r["ms"] for r in rr])
+        plot_lines(out / "reduce_time.png", series, "n", "ms per reduction",
+                   "arg-max reduction time by fan-in")
+    print("\n".join(text))
+    ok = all(r["match"] for r in red) and all(r["match"] in (True, None) for r in smo)
+    dev.release()
+    return 0 if ok else 1
