@@ -203,7 +203,8 @@ class ShaderLibrary:
                 m = rx.match(raw)
                 if m:
                     k = int(m.group(1))
-                    if 1 <= k <= len(src.lines):
+                    if 1 <= k <= len(src.lines) and not any(
+                            q.startswith(f"    {src.where(k)}:") for q in quoted):
                         quoted.append(f"    {src.where(k)}: {src.lines[k - 1].strip()}")
                     break
         if quoted:
