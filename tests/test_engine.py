@@ -1,10 +1,18 @@
 """The render-pass engine: kernels vs numpy, blending, MRT, errors, pool, counters."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import shadergpgpu as sg
+from shadergpgpu.engine.builtin import COPY, FILL, SAXPY
 from shadergpgpu.engine import context
 from shadergpgpu.engine.errors import CapabilityError, ShaderCompileError
+
+HERE = Path(__file__).resolve().parent / "shaders"
+ACCUMULATE = sg.Kernel("accumulate.frag", root=HERE, inputs={"X": sg.In(like="OUT")},
+                       uniforms={"scale": "float"})
+MRT_SCALE = sg.Kernel("mrt_scale.frag", root=HERE, inputs={"X": sg.In(like="OUT0")}, outputs=8)
 
 
 def test_saxpy_matches_numpy(dev, rng):
@@ -13,7 +21,7 @@ def test_saxpy_matches_numpy(dev, rng):
         y = rng.standard_normal(shape)
         X, Y = dev.array(x), dev.array(y)
         Z = dev.empty_like(X)
-        dev.run("engine/saxpy.frag", Z, inputs={"X": X, "Y": Y}, uniforms={"alpha": -1.75})
+        dev.run(SAXPY, Z, inputs={"X": X, "Y": Y}, uniforms={"alpha": -1.75})
         ref = -1.75 * x + y  # float64
         np.testing.assert_allclose(Z.get(), ref, rtol=1e-6, atol=1e-6)
         assert Z.get().shape == shape and Z.get().dtype == np.float32
@@ -27,7 +35,7 @@ def test_blend_accumulates_100_passes(dev, rng):
     with dev.phase("accumulate"):
         for t in terms:
             x = dev.array(t)
-            dev.run("engine/accumulate.frag", acc, inputs={"X": x}, uniforms={"scale": 1.0},
+            dev.run(ACCUMULATE, acc, inputs={"X": x}, uniforms={"scale": 1.0},
                     blend=True)
             x.release()
     assert dev.counter.passes["accumulate"] == 100
@@ -38,7 +46,7 @@ def test_prepared_pass_ping_pong(dev):
     """x_{k+1} = 2 x_k + x_k via prepared saxpy and swapped buffers: x_10 = 3^10 x_0."""
     x0 = np.linspace(-1, 1, 23)
     a, b = dev.array(x0), dev.empty((23,))
-    p = dev.prepare("engine/saxpy.frag", b, inputs={"X": a, "Y": a}, uniforms={"alpha": 2.0})
+    p = dev.prepare(SAXPY, b, inputs={"X": a, "Y": a}, uniforms={"alpha": 2.0})
     for _ in range(10):
         p.run()
         a, b = b, a
@@ -50,18 +58,18 @@ def test_eight_render_targets(dev, rng):
     x = rng.standard_normal((9, 11))
     X = dev.array(x)
     outs = [dev.empty_like(X) for _ in range(8)]
-    dev.run("engine/mrt_scale.frag", outs, inputs={"X": X})
+    dev.run(MRT_SCALE, outs, inputs={"X": X})
     for k, o in enumerate(outs):
         np.testing.assert_allclose(o.get(), (k + 1) * x, rtol=1e-6)
     with pytest.raises(ValueError, match="1 to 8 outputs"):
-        dev.run("engine/mrt_scale.frag", outs + [dev.empty_like(X)], inputs={"X": X})
+        dev.run(MRT_SCALE, outs + [dev.empty_like(X)], inputs={"X": X})
 
 
 def test_sub_rectangle_and_counts(dev):
     out = dev.zeros((8, 16))            # texture 4 x 8
     dev.counter.reset()
     with dev.phase("rect"):
-        dev.run("engine/fill.frag", out, uniforms={"value": 5.0}, rect=(1, 2, 2, 3))
+        dev.run(FILL, out, uniforms={"value": 5.0}, rect=(1, 2, 2, 3))
     got = out.get()
     want = np.zeros((8, 16))
     want[2:5, 4:12] = 5.0
@@ -69,7 +77,7 @@ def test_sub_rectangle_and_counts(dev):
     snap = dev.counter.snapshot()["rect"]
     assert snap["passes"] == 1 and snap["fragments"] == 6
     with pytest.raises(ValueError, match="not inside"):
-        dev.run("engine/fill.frag", out, uniforms={"value": 1.0}, rect=(3, 0, 2, 1))
+        dev.run(FILL, out, uniforms={"value": 1.0}, rect=(3, 0, 2, 1))
 
 
 def test_timing_records_gpu_time():
@@ -88,7 +96,7 @@ def test_pool_does_not_grow_over_10000_passes(dev):
     created = dev.pool.created
     for _ in range(10_000):
         y = dev.empty_like(x)
-        dev.run("engine/copy.frag", y, inputs={"X": x})
+        dev.run(COPY, y, inputs={"X": x})
         y.release()
     assert dev.pool.created - created <= 1
     np.testing.assert_array_equal(x.get(), np.ones(32))
@@ -115,7 +123,7 @@ def test_upload_dtypes_and_errors(dev):
     with pytest.raises(ValueError, match="released"):
         x.get()
     with pytest.raises(ValueError, match="released"):
-        dev.run("engine/fill.frag", x, uniforms={"value": 0.0})
+        dev.run(FILL, x, uniforms={"value": 0.0})
 
 
 def test_image_round_trip(dev, rng):
@@ -130,10 +138,10 @@ def test_image_round_trip(dev, rng):
 def test_feedback_and_uniform_errors(dev):
     x = dev.array(np.ones(8))
     with pytest.raises(ValueError, match="both an input and an output"):
-        dev.run("engine/copy.frag", x, inputs={"X": x})
+        dev.run(COPY, x, inputs={"X": x})
     y = dev.empty_like(x)
-    with pytest.raises(ValueError, match="no uniform named 'alhpa'"):
-        dev.run("engine/saxpy.frag", y, inputs={"X": x, "Y": x}, uniforms={"alhpa": 1.0})
+    with pytest.raises(ValueError, match="unknown uniform 'alhpa'"):
+        dev.run(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alhpa": 1.0})
 
 
 def test_compile_error_names_file_and_line(dev, tmp_path):
@@ -142,13 +150,13 @@ def test_compile_error_names_file_and_line(dev, tmp_path):
     bad = tmp_path / "bad.frag"
     bad.write_text('#include "helpers.glsl"\nvoid main() {\n    OUT = vec4(twice(1.0));\n}\n')
     with pytest.raises(ShaderCompileError) as e:
-        dev.run(str(bad), dev.empty((4,)))
+        dev.run(sg.Kernel(str(bad)), dev.empty((4,)))
     msg = str(e.value)
     assert "helpers.glsl:3" in msg or "helpers.glsl:4" in msg, msg
     assert "driver message" in msg
     bad.write_text("void main() {\n    OUT = vec4(undefined_name);\n}\n")
     with pytest.raises(ShaderCompileError, match=r"bad\.frag:2"):
-        dev.run(str(bad), dev.empty((4,)))
+        dev.run(sg.Kernel(str(bad)), dev.empty((4,)))
 
 
 def test_program_cache_by_source(dev):
@@ -156,11 +164,11 @@ def test_program_cache_by_source(dev):
     y = dev.empty_like(x)
     n = dev.shaders.compiles
     for _ in range(5):
-        dev.run("engine/saxpy.frag", y, inputs={"X": x, "Y": x}, uniforms={"alpha": 1.0})
+        dev.run(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alpha": 1.0})
     assert dev.shaders.compiles - n <= 1
     # another layout is another program
     x2 = dev.array(np.ones(4), packed=False)
-    dev.run("engine/saxpy.frag", dev.empty_like(x2), inputs={"X": x2, "Y": x2},
+    dev.run(SAXPY, dev.empty_like(x2), inputs={"X": x2, "Y": x2},
             uniforms={"alpha": 1.0})
     assert dev.shaders.compiles - n <= 2
 
@@ -216,7 +224,7 @@ def test_trim_then_reallocate_writes_the_new_texture(dev):
     for k in range(3):
         a = dev.array(np.full((64, 64), float(k)))
         b = dev.empty_like(a)
-        dev.run("engine/copy.frag", b, inputs={"X": a})
+        dev.run(COPY, b, inputs={"X": a})
         np.testing.assert_array_equal(b.get(), np.full((64, 64), float(k), np.float32))
         a.release()
         b.release()

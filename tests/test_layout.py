@@ -3,9 +3,15 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from pathlib import Path
+
+import shadergpgpu as sg
+from shadergpgpu.engine.builtin import COPY
 from shadergpgpu.engine.errors import TooLargeError
 from shadergpgpu.engine.layout import Layout, layout_for
 
+GATHER_FLAT = sg.Kernel("gather_flat.frag", root=Path(__file__).resolve().parent / "shaders",
+                        inputs=("X",))
 dims = st.integers(min_value=1, max_value=70)
 orders = st.sampled_from(["row", "col"])
 
@@ -77,7 +83,7 @@ def test_device_round_trip_and_copy_kernel(dev, small_dev, rows, cols, packed, o
     with x, d.empty_like(x) as y:
         np.testing.assert_array_equal(x.get(), a.astype(np.float32))
         # the copy kernel walks the output grid through the generated accessors
-        d.run("engine/copy.frag", y, inputs={"X": x})
+        d.run(COPY, y, inputs={"X": x})
         np.testing.assert_array_equal(y.get(), a.astype(np.float32))
 
 
@@ -92,7 +98,7 @@ def test_element_accessors(small_dev, shape):
             except TooLargeError:
                 continue
             out = small_dev.empty(x.layout.rows * x.layout.cols, packed=True)
-            small_dev.run("engine/gather_flat.frag", out, inputs={"X": x})
+            small_dev.run(GATHER_FLAT, out, inputs={"X": x})
             np.testing.assert_array_equal(out.get(), a.reshape(-1).astype(np.float32))
             x.release()
             out.release()

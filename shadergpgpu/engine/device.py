@@ -212,9 +212,6 @@ class Device:
 
     def compiled(self, kernel: Kernel, inputs: dict, outputs: dict, defines: dict) -> Compiled:
         """``kernel`` compiled for the layout kinds of ``inputs``/``outputs`` and ``defines``."""
-        if not isinstance(kernel, Kernel):
-            raise TypeError(f"expected a Kernel, got {type(kernel).__name__} (declare shaders "
-                            "with shadergpgpu.Kernel(file, inputs=..., uniforms=...))")
         ikinds = tuple((n, inputs[n].layout.kind) for n in kernel.inputs)
         okinds = tuple(outputs[n].layout.kind for n in kernel.outputs)
         key = (kernel, tuple(sorted(defines.items())), ikinds, okinds)
@@ -314,6 +311,10 @@ class Device:
         return min(8, self.caps.max_draw_buffers)
 
     def _validate(self, kernel, inputs: dict, outs: dict) -> None:
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"expected a Kernel, got {type(kernel).__name__} {kernel!r} "
+                            "(declare shaders with shadergpgpu.Kernel(file, inputs=..., "
+                            "uniforms=...))")
         if not 1 <= len(outs) <= self.max_outputs:
             raise ValueError(f"a pass writes 1 to {self.max_outputs} outputs, got {len(outs)}")
         size = None

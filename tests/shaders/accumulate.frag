@@ -1,5 +1,4 @@
 // OUT (+)= scale * X: with additive blending this adds X into OUT.
-uniform float scale;
 void main() {
     ivec2 g = OUT_grid();
     OUT = scale * X_texel(g.x, g.y);

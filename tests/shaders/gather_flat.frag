@@ -1,12 +1,9 @@
 // OUT (a packed vector) = X flattened in row-major order, read element by element through
 // X_get: exercises the element accessors of any input layout.
 void main() {
-    ivec2 g = OUT_grid();
-    int base = 4 * (g.x * OUT_GRID_W + g.y);
     vec4 v = vec4(0.0);
-    for (int k = 0; k < 4; ++k) {
-        int i = base + k;
-        if (i < X_ROWS * X_COLS) v[k] = X_get(i);
+    for (int l = 0; l < 4; ++l) {
+        if (OUT_live(l) && OUT_index(l) < X_ROWS * X_COLS) v[l] = X_get(OUT_index(l));
     }
     OUT = v;
 }
