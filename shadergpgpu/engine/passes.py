@@ -71,7 +71,8 @@ class PassCounter:
         return f"PassCounter({inner})"
 
 
-EVICTED = object()  # owner of a compiled kernel whose program the cache released
+EVICTED = object()
+_NONE = object()  # owner of a compiled kernel whose program the cache released
 
 
 class Compiled:
@@ -216,19 +217,24 @@ class Pass:
         # The hot path of every iterative algorithm: this repeats Device._draw inline, with the
         # per-pass state resolved in advance, to stay close to raw moderngl's cost per pass.
         dev = self.device
-        if dev._ctx_state.current is not dev:
+        if CONTEXT.current is not dev:
             dev.activate()
         c = self.compiled
         if uniforms:
-            if self._checks or not uniforms.keys() <= self._u.keys():
+            if self._checks:
                 self.set(**uniforms)
             else:
                 u = self._u
                 values = self.values
+                mine = c.owner is self
                 for name, v in uniforms.items():
+                    h = u.get(name, _NONE)
+                    if h is _NONE:
+                        self.set(**{name: v})
+                        mine = c.owner is self
+                        continue
                     values[name] = v
-                    h = u[name]
-                    if h is not None and c.owner is self:
+                    if h is not None and mine:
                         h.value = v
         if c.owner is not self:  # another pass or run() used this program since: restore ours
             self._restore()
