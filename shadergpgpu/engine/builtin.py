@@ -7,3 +7,5 @@ FILL = declare("engine/fill.frag", uniforms={"value": "float"}, name="engine/fil
 COPY = declare("engine/copy.frag", inputs={"X": In(like="OUT")}, name="engine/copy")
 SAXPY = declare("engine/saxpy.frag", inputs={"X": In(like="OUT"), "Y": In(like="OUT")},
                 uniforms={"alpha": "float"}, name="engine/saxpy")
+COMBINE = declare("engine/combine.frag", inputs={"A": In(like="OUT"), "B": In(like="OUT")},
+                  defines={"MODE": 0}, name="engine/combine")

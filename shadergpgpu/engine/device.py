@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import os
+
 import moderngl
 import numpy as np
 
 from . import context as _context
+from . import profiles as _profiles
 from .arrays import DeviceArray, TexturePool, _to_logical, as_float32
 from .cache import LRU
+from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
 from .layout import Layout, layout_for
 from .passes import CONTEXT, Compiled, Pass, PassCounter, blend_mode
@@ -60,13 +64,16 @@ class Device:
         renderers, none elsewhere); kernels over it are split across passes or refused.
     cache_size : compiled kernels and programs kept (least recently used first out).
     pool_bytes : idle texture memory the pool keeps for reuse.
+    profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
+        env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
+        texture size, render targets, float blending, loop cap, texture units, buffer textures).
     """
 
     def __init__(self, backend: str | None = None, device_index: int | None = None,
                  max_texture_size: int | None = None, timing: bool = False,
                  window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
                  loop_cap: int | None = None, cache_size: int = 128,
-                 pool_bytes: int = 64 << 20):
+                 pool_bytes: int = 64 << 20, profile=None):
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
                                                             window_size, title)
         self._ctx_state = CONTEXT
@@ -74,7 +81,17 @@ class Device:
         self.activate()
         self.caps = _context.probe(self.ctx, backend)
         _context.check(self.caps)
+        if profile is None:
+            profile = os.environ.get("SHADERGPGPU_PROFILE") or "native"
+        self.profile = _profiles.load(profile)
+        lim = self.profile.limits
+        if lim.get("float32_render") is False:
+            raise CapabilityError(f"profile {self.profile.name!r} has no float32 render "
+                                  "targets; the library needs them (it never falls back to "
+                                  "16-bit or 8-bit textures)")
         limit = self.caps.max_texture_size
+        if lim.get("max_texture_size"):
+            limit = min(limit, lim["max_texture_size"])
         if max_texture_size is not None:
             if int(max_texture_size) < 1:
                 raise ValueError("max_texture_size must be positive")
@@ -84,7 +101,8 @@ class Device:
             loop_cap = SOFTWARE_LOOP_CAP if self.is_software else None
         elif int(loop_cap) < 1:
             raise ValueError(f"loop_cap must be positive, got {loop_cap}")
-        self.loop_cap = None if loop_cap is None else int(loop_cap)
+        caps = [c for c in (loop_cap, lim.get("loop_cap")) if c is not None]
+        self.loop_cap = int(min(caps)) if caps else None
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
         self.shaders = ShaderLibrary(self.ctx, shader_root, cache_size)
@@ -239,14 +257,17 @@ class Device:
 
     def run(self, kernel: Kernel, outputs, inputs: dict | None = None,
             uniforms: dict | None = None, defines: dict | None = None, blend=False, rect=None,
-            slices: int | None = None) -> int:
+            slices: int | None = None, accumulate=None) -> int:
         """Run ``kernel`` writing ``outputs``; returns the number of passes drawn.
 
         outputs : DeviceArray (named OUT), list (OUT0..OUTk) or dict name -> DeviceArray; 1..8.
         inputs : dict name -> DeviceArray or BufferArray.
         uniforms : dict name -> value (every declared uniform without a default is required).
         defines : overrides of the kernel's declared defines.
-        blend : False, True/"add" (accumulate: dst += src), "max" or "min".
+        blend : False, True/"add" (dst += src), "max" or "min" by hardware float blending
+            (refused where the device or profile has none).
+        accumulate : like ``blend`` ("add", "max", "min"), by blending where the device can and
+            by ping-pong passes where it cannot (see :meth:`accumulate_passes`).
         rect : (x, y, w, h) sub-rectangle of the output texture to shade; default all of it.
         slices : for a kernel with a split loop, at least this many passes (more when the loop
             cap needs them).
@@ -254,9 +275,9 @@ class Device:
         self.activate()
         inputs = dict(inputs or {})
         outs = _output_table(outputs)
-        self._validate(kernel, inputs, outs)
+        mode = _combine_mode(blend, accumulate)
+        self._validate(kernel, inputs, outs, blend_mode(blend))
         vals, defs = kernel.check_call(inputs, outs, uniforms or {}, defines)
-        blend = blend_mode(blend)
         layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
         cuts = kernel.slices(layouts, vals, defs, self.loop_cap, slices or 1)
         c = self.compiled(kernel, inputs, outs, defs)
@@ -267,34 +288,40 @@ class Device:
             if h is not None:
                 h.value = v
         c.owner = None
-        for name, unit in c.units:
-            inputs[name].bind(unit)
+
+        def bind():
+            for name, unit in c.units:
+                inputs[name].bind(unit)
+
+        bind()
         arrs = [outs[n] for n in kernel.outputs]
         viewport, frags = self._viewport(arrs, rect)
         fbo = self._framebuffer(arrs)
         if not cuts:
-            self._draw(c, fbo, viewport, blend, frags)
-            return 1
+            return self._issue(c, fbo, arrs, viewport, mode, frags, bind)
         s = kernel.split
         hb, he = c.handle(f"{s.name}_begin"), c.handle(f"{s.name}_end")
+        drawn = 0
         for i, (lo, hi) in enumerate(cuts):
             if hb is not None:
                 hb.value = lo
             if he is not None:
                 he.value = hi
-            self._draw(c, fbo, viewport, blend if i == 0 else (blend or s.combine), frags)
-        return len(cuts)
+            drawn += self._issue(c, fbo, arrs, viewport, mode if i == 0 else (mode or s.combine),
+                                 frags, bind)
+        return drawn
 
     def prepare(self, kernel: Kernel, outputs, inputs: dict | None = None,
                 uniforms: dict | None = None, defines: dict | None = None, blend=False,
-                rect=None) -> Pass:
+                rect=None, accumulate=None) -> Pass:
         """A reusable :class:`~shadergpgpu.engine.passes.Pass` (same arguments as :meth:`run`;
         uniforms may be given later, to :meth:`Pass.set` or :meth:`Pass.run`)."""
         self.activate()
         inputs = dict(inputs or {})
         outs = _output_table(outputs)
-        self._validate(kernel, inputs, outs)
-        return Pass(self, kernel, inputs, outs, uniforms or {}, defines, blend, rect)
+        mode = _combine_mode(blend, accumulate)
+        self._validate(kernel, inputs, outs, blend_mode(blend))
+        return Pass(self, kernel, inputs, outs, uniforms or {}, defines, mode, rect)
 
     def passes_for(self, kernel: Kernel, inputs: dict, outputs, uniforms=None, defines=None,
                    slices: int = 1) -> int:
@@ -308,15 +335,55 @@ class Device:
     # ---- internals --------------------------------------------------------------------
     @property
     def max_outputs(self) -> int:
-        return min(8, self.caps.max_draw_buffers)
+        """Render targets one pass may write (the profile's draw buffers, at most 8)."""
+        n = min(8, self.caps.max_draw_buffers)
+        p = self.profile.limits.get("max_draw_buffers")
+        return min(n, p) if p else n
 
-    def _validate(self, kernel, inputs: dict, outs: dict) -> None:
+    @property
+    def float_blending(self) -> bool:
+        """Whether passes may blend into float32 targets (device and profile)."""
+        return bool(self.caps.float_blending) and \
+            self.profile.limits.get("float32_blend") is not False
+
+    @property
+    def max_inputs(self) -> int:
+        n = self.caps.max_texture_image_units or 16
+        p = self.profile.limits.get("max_texture_units")
+        return min(n, p) if p else n
+
+    @property
+    def buffer_textures(self) -> bool:
+        return self.profile.limits.get("buffer_textures") is not False
+
+    def accumulate_passes(self, n_outputs: int, blend) -> int:
+        """Passes one accumulating (``blend``) pass costs on this device: 1 with float blending,
+        else 1 + 2 per output (draw into temporaries, combine, copy back)."""
+        if blend_mode(blend) is None or self.float_blending:
+            return 1
+        return 1 + 2 * n_outputs
+
+    def _validate(self, kernel, inputs: dict, outs: dict, blend=None) -> None:
         if not isinstance(kernel, Kernel):
             raise TypeError(f"expected a Kernel, got {type(kernel).__name__} {kernel!r} "
                             "(declare shaders with shadergpgpu.Kernel(file, inputs=..., "
                             "uniforms=...))")
         if not 1 <= len(outs) <= self.max_outputs:
-            raise ValueError(f"a pass writes 1 to {self.max_outputs} outputs, got {len(outs)}")
+            where = "" if self.profile.is_native else f" under profile {self.profile.name!r}"
+            raise ValueError(f"{kernel.name}: a pass writes 1 to {self.max_outputs} outputs"
+                             f"{where}, got {len(outs)}")
+        if len(inputs) > self.max_inputs:
+            raise ValueError(f"{kernel.name}: {len(inputs)} inputs, more than the "
+                             f"{self.max_inputs} texture units of this device/profile")
+        if not self.buffer_textures and any(
+                getattr(getattr(a, "layout", None), "kind", ("",))[0] == "buffer"
+                for a in inputs.values()):
+            raise ValueError(f"{kernel.name}: profile {self.profile.name!r} has no buffer "
+                             "textures (samplerBuffer); pass texture arrays")
+        if blend not in (None, False) and not self.float_blending and blend != "emulate":
+            raise ValueError(f"{kernel.name}: a blended pass needs float32 blending, which "
+                             f"{'profile ' + repr(self.profile.name) if not self.profile.is_native else 'this device'}"
+                             " lacks; accumulate with accumulate=True (ping-pong passes) instead")
         size = None
         for n, a in outs.items():
             if not isinstance(a, DeviceArray):
@@ -373,6 +440,28 @@ class Device:
         if x < 0 or y < 0 or rw < 1 or rh < 1 or x + rw > w or y + rh > h:
             raise ValueError(f"rect {tuple(rect)} is not inside the {w}x{h} output texture")
         return (x, y, rw, rh), rw * rh
+
+    def _issue(self, compiled: Compiled, fbo, arrs, viewport, blend, fragments: int,
+               rebind) -> int:
+        """Draw once, blending by hardware, or by ping-pong passes where float blending is
+        missing: draw into temporaries, combine each output with its temporary into a second
+        temporary, copy that back (inside the viewport). Returns the passes drawn."""
+        if blend is None or self.float_blending:
+            self._draw(compiled, fbo, viewport, blend, fragments)
+            return 1
+        from .builtin import COMBINE, COPY
+        mode = {"add": 0, "max": 1, "min": 2}[blend]
+        rect = viewport
+        with self.scope() as s:
+            temps = [s.alloc(a.layout, a.shape) for a in arrs]
+            self._draw(compiled, self._framebuffer(temps), viewport, None, fragments)
+            for a, t in zip(arrs, temps):
+                both = s.alloc(a.layout, a.shape)
+                self.run(COMBINE, both, inputs={"A": a, "B": t}, defines={"MODE": mode},
+                         rect=rect)
+                self.run(COPY, a, inputs={"X": both}, rect=rect)
+        rebind()
+        return 1 + 2 * len(arrs)
 
     def _draw(self, compiled: Compiled, fbo, viewport, blend, fragments: int) -> None:
         """Issue the draw. ``viewport`` is None for the whole output, else a sub-rectangle."""
@@ -500,6 +589,13 @@ class PingPong:
     def release(self) -> None:
         self.front.release()
         self.back.release()
+
+
+def _combine_mode(blend, accumulate):
+    b, a = blend_mode(blend), blend_mode(accumulate)
+    if b is not None and a is not None:
+        raise ValueError("give blend= or accumulate=, not both")
+    return b if b is not None else a
 
 
 def _release_resource(r) -> None:

@@ -144,7 +144,7 @@ class Pass:
         for n, a in list(self.inputs.items()) + list(self.outputs.items()):
             self.values[f"sg_{n}_shape"] = a.layout.shape_uniform
         self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
-        outs = [self.outputs[n] for n in c.output_names]
+        outs = self._outs = [self.outputs[n] for n in c.output_names]
         self._fbo = dev._framebuffer(outs)
         self._viewport, self._fragments = dev._viewport(outs, self.rect)
         self._plan()
@@ -189,9 +189,13 @@ class Pass:
             table[k] = a
         self.device._check_no_feedback(self.inputs, self.outputs)
         self._binds = [(_binder(self.inputs[n]), u) for n, u in self.compiled.units]
-        outs = [self.outputs[n] for n in self.compiled.output_names]
+        outs = self._outs = [self.outputs[n] for n in self.compiled.output_names]
         self._fbo = self.device._framebuffer(outs)
         return self
+
+    def _rebind(self):
+        for use, unit in self._binds:
+            use(unit)
 
     def _missing(self):
         missing = [n for n in self.kernel.uniforms if n not in self.values]
@@ -245,7 +249,8 @@ class Pass:
             self._run_slices()
             return
         if self.blend is not dev._blend or self._viewport is not None or dev.timing:
-            dev._draw(c, self._fbo, self._viewport, self.blend, self._fragments)
+            dev._issue(c, self._fbo, self._outs, self._viewport, self.blend, self._fragments,
+                       self._rebind)
             return
         self._fbo.use()
         c.vao.render(4, 3)
@@ -266,7 +271,8 @@ class Pass:
             if he is not None:
                 he.value = hi
             blend = self.blend if i == 0 else (self.blend or s.combine)
-            self.device._draw(c, self._fbo, self._viewport, blend, self._fragments)
+            self.device._issue(c, self._fbo, self._outs, self._viewport, blend, self._fragments,
+                               self._rebind)
 
     @property
     def passes_per_run(self) -> int:
