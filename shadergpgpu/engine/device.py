@@ -280,6 +280,7 @@ class Device:
         vals, defs = kernel.check_call(inputs, outs, uniforms or {}, defines)
         layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
         cuts = kernel.slices(layouts, vals, defs, self.loop_cap, slices or 1)
+        work = kernel.work_of(layouts, vals, defs)
         c = self.compiled(kernel, inputs, outs, defs)
         for n, a in layouts.items():
             vals[f"sg_{n}_shape"] = a.shape_uniform
@@ -297,6 +298,8 @@ class Device:
         arrs = [outs[n] for n in kernel.outputs]
         viewport, frags = self._viewport(arrs, rect)
         fbo = self._framebuffer(arrs)
+        if work is not None:
+            self.counter.add_work(frags, work)
         if not cuts:
             return self._issue(c, fbo, arrs, viewport, mode, frags, bind)
         s = kernel.split

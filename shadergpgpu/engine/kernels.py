@@ -73,15 +73,17 @@ class Split:
 
     The kernel loops ``for (int k = NAME_begin; k < NAME_end; ++k)``; ``length(args)`` is the
     whole range, ``cost`` the loop iterations one step of it runs (nested loops count together),
-    ``extra`` iterations outside the range, ``align`` the step the cut points are multiples of.
+    ``extra`` iterations outside the range (``cost`` and ``extra`` may also be functions of the
+    call's :class:`Args`, for inner loops whose length depends on the data), ``align`` the step
+    the cut points are multiples of.
     The passes after the first add into the outputs by blending (``combine="add"``) or keep the
     larger / smaller value (``"max"``/``"min"``).
     """
 
     name: str
     length: Callable
-    cost: int = 1
-    extra: int = 0
+    cost: int | Callable = 1
+    extra: int | Callable = 0
     align: int = 1
     combine: str = "add"
 
@@ -158,13 +160,16 @@ class Kernel:
     root : folder that relative ``file`` names (and includes) are looked up in first.
     name : shown in errors (default: the file name, or "inline kernel").
     hint : what the user can change when the loop budget refuses a call.
+    work : function(:class:`Args`) -> dict with the work of ONE fragment: ``flops``,
+        ``fetches`` (texel fetches), optionally ``bytes`` written (default 16 per output);
+        the pass counter accumulates it per phase (the cost model reads it).
     """
 
     def __init__(self, file: str | Path | None = None, *, source: str | None = None,
                  inputs=(), outputs=("OUT",), uniforms: dict | None = None,
                  defines: dict | None = None, loop: Callable | None = None,
                  split: Split | None = None, root: str | Path | None = None,
-                 name: str | None = None, hint: str = ""):
+                 name: str | None = None, hint: str = "", work: Callable | None = None):
         if (file is None) == (source is None):
             raise ValueError("give a Kernel either a shader file or source=, not both")
         self.file = None if file is None else str(file)
@@ -214,6 +219,7 @@ class Kernel:
                                  "which is no input or output of the kernel")
         self.loop = loop
         self.hint = hint
+        self.work = work
         self._checked = False
 
     # ---- declaration checks against the source --------------------------------------------
@@ -308,7 +314,23 @@ class Kernel:
         if self.split is None:
             return n, 0
         length = int(self.split.length(args))
-        return max(n, length * self.split.cost + self.split.extra), length
+        cost, extra = self.split_cost(args)
+        return max(n, length * cost + extra), length
+
+    def split_cost(self, args) -> tuple[int, int]:
+        """(cost, extra) of the split for this call: ints, or functions of :class:`Args`."""
+        s = self.split
+        cost = int(s.cost(args)) if callable(s.cost) else int(s.cost)
+        extra = int(s.extra(args)) if callable(s.extra) else int(s.extra)
+        return max(1, cost), max(0, extra)
+
+    def work_of(self, layouts: dict, uniforms: dict, defines: dict) -> tuple | None:
+        """(flops, fetches, bytes written) of one fragment over a whole call, or None."""
+        if self.work is None:
+            return None
+        w = self.work(Args(layouts, uniforms, defines))
+        return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
+                float(w.get("bytes", 16 * len(self.outputs))))
 
     def slices(self, layouts: dict, uniforms: dict, defines: dict, cap: int | None,
                at_least: int = 1) -> list[tuple[int, int]]:
@@ -323,11 +345,12 @@ class Kernel:
         if length <= 0:
             return [(0, 0)]
         n = max(1, int(at_least))
+        cost, extra = self.split_cost(Args(layouts, uniforms, defines))
         if cap is not None:
-            room = cap - s.extra
-            if room < s.cost * s.align:
+            room = cap - extra
+            if room < cost * s.align:
                 raise LoopBudgetError(self._over(total, cap))
-            n = max(n, ceil_div(length * s.cost, room))
+            n = max(n, ceil_div(length * cost, room))
         units = ceil_div(length, s.align)
         n = min(n, units)
         per = ceil_div(units, n)
@@ -337,7 +360,7 @@ class Kernel:
             hi = min(length, lo + per * s.align)
             cuts.append((lo, hi))
             lo = hi
-        if cap is not None and max((hi - lo) * s.cost + s.extra for lo, hi in cuts) > cap:
+        if cap is not None and max((hi - lo) * cost + extra for lo, hi in cuts) > cap:
             raise LoopBudgetError(self._over(total, cap))
         return cuts
 

@@ -32,6 +32,10 @@ class PassCounter:
         self.passes: dict[str, int] = defaultdict(int)
         self.fragments: dict[str, int] = defaultdict(int)
         self.gpu_ns: dict[str, int] = defaultdict(int)
+        # declared work (kernels with work=): flops, texel fetches, bytes written
+        self.flops: dict[str, float] = defaultdict(float)
+        self.fetches: dict[str, float] = defaultdict(float)
+        self.bytes: dict[str, float] = defaultdict(float)
 
     @contextmanager
     def phase(self, label: str):
@@ -49,21 +53,33 @@ class PassCounter:
         if gpu_ns is not None:
             self.gpu_ns[label] += gpu_ns
 
+    def add_work(self, fragments: int, work: tuple, share: float = 1.0) -> None:
+        """Add ``fragments`` x the per-fragment ``work`` (flops, fetches, bytes) x ``share``."""
+        label = self.label
+        f = fragments * share
+        self.flops[label] += f * work[0]
+        self.fetches[label] += f * work[1]
+        self.bytes[label] += f * work[2]
+
     def reset(self) -> None:
-        self.passes.clear()
-        self.fragments.clear()
-        self.gpu_ns.clear()
+        for d in (self.passes, self.fragments, self.gpu_ns, self.flops, self.fetches,
+                  self.bytes):
+            d.clear()
 
     @property
     def total(self) -> int:
         return sum(self.passes.values())
 
     def snapshot(self) -> dict:
-        """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms"}}."""
+        """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms", "flops", "fetches",
+        "bytes"}} (the last three from kernels that declare their work)."""
         out = {}
         for label in self.passes:
             out[label] = {"passes": self.passes[label], "fragments": self.fragments[label],
-                          "gpu_ms": self.gpu_ns.get(label, 0) / 1e6}
+                          "gpu_ms": self.gpu_ns.get(label, 0) / 1e6,
+                          "flops": self.flops.get(label, 0.0),
+                          "fetches": self.fetches.get(label, 0.0),
+                          "bytes": self.bytes.get(label, 0.0)}
         return out
 
     def __repr__(self):
@@ -156,6 +172,12 @@ class Pass:
         k = self.kernel
         self._u = {n: c.handle(n) for n in self.values}
         self._cuts = []
+        self._work = None
+        if k.work is not None and all(n in self.values for n in k.uniforms):
+            layouts = {n: a.layout for n, a in list(self.inputs.items()) +
+                       list(self.outputs.items())}
+            user = {n: v for n, v in self.values.items() if n in k.uniforms}
+            self._work = k.work_of(layouts, user, self.defines)
         if self._checks and all(n in self.values for n in k.uniforms):
             layouts = {n: a.layout for n, a in list(self.inputs.items()) +
                        list(self.outputs.items())}
@@ -168,7 +190,7 @@ class Pass:
                                          partial=True)
         for n in uniforms:
             self.values[n] = vals[n]
-        if self._checks:
+        if self._checks or self.kernel.work is not None:
             self._plan()
         else:
             for n in uniforms:
@@ -245,6 +267,8 @@ class Pass:
             c = self.compiled
         for use, unit in self._binds:
             use(unit)
+        if self._work is not None:
+            dev.counter.add_work(self._fragments, self._work)
         if self._cuts:
             self._run_slices()
             return
@@ -307,6 +331,8 @@ class Pass:
             render(4, vertices=3)
         self.values[name] = checked[-1]
         self.device.counter.record(self._fragments, count=len(values) - 1)
+        if self._work is not None:
+            self.device.counter.add_work(self._fragments * (len(values) - 1), self._work)
         return len(values)
 
 

@@ -46,7 +46,8 @@ def register_plan(plan: PassPlan) -> PassPlan:
 PLAN_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sgemm",
                 "shadergpgpu.algorithms.blur", "shadergpgpu.algorithms.svm",
                 "shadergpgpu.algorithms.sammon", "shadergpgpu.ops.reduce",
-                "shadergpgpu.ops.rbf")
+                "shadergpgpu.ops.rbf", "shadergpgpu.ops.elementwise",
+                "shadergpgpu.ops.scan", "shadergpgpu.ops.sort")
 
 
 def load_all() -> dict:
