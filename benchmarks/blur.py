@@ -31,7 +31,7 @@ from shadergpgpu.frontends.reports.common import markdown_table, time_call  # no
 
 def copy_bandwidth(dev, x, repeat):
     y = dev.empty_like(x)
-    p = dev.prepare("engine/copy.frag", y, inputs={"X": x})
+    p = dev.prepare(sg.builtin.COPY, y, inputs={"X": x})
 
     def run():
         for _ in range(10):

@@ -30,7 +30,10 @@ def to_es(text: str, version: str = "300 es") -> str:
     """Turn a final desktop source (``#version 330 core``) into GLSL ES ``version``."""
     if not text.startswith("#version 330 core"):
         raise ValueError("expected a final source starting with '#version 330 core'")
-    return f"#version {version}\n" + ES_PRECISION + text[len("#version 330 core\n"):]
+    head = f"#version {version}\n"
+    if "samplerBuffer" in text:  # core ES 3.1 has none: the extension (Mali exposes it)
+        head += "#extension GL_EXT_texture_buffer : require\nprecision highp samplerBuffer;\n"
+    return head + ES_PRECISION + text[len("#version 330 core\n"):]
 
 
 def library_kernels() -> dict:

@@ -352,6 +352,8 @@ class Kernel:
                 raise LoopBudgetError(self._over(total, cap))
             n = max(n, ceil_div(length * cost, room))
         units = ceil_div(length, s.align)
+        if cap is not None:  # parts of equal size can round up past the cap: bound the part
+            n = max(n, ceil_div(units, (cap - extra) // (cost * s.align)))
         n = min(n, units)
         per = ceil_div(units, n)
         cuts = []

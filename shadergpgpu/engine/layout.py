@@ -24,6 +24,7 @@ reach the shader as uniforms, so one compiled program serves every size of a lay
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -65,52 +66,52 @@ class Layout:
         return self._hash
 
     # ---- the texel grid -------------------------------------------------------------------
-    @property
+    @cached_property
     def pack(self) -> int:
         """Elements per texel: 4 when packed, 1 when not."""
         return 4 if self.packed else 1
 
-    @property
+    @cached_property
     def major(self) -> int:
         """Logical extent along grid rows (rows for row order, cols for column order)."""
         return self.rows if self.order == "row" else self.cols
 
-    @property
+    @cached_property
     def minor(self) -> int:
         """Logical extent along a grid row (the packed axis)."""
         return self.cols if self.order == "row" else self.rows
 
-    @property
+    @cached_property
     def grid_h(self) -> int:
         return self.major
 
-    @property
+    @cached_property
     def grid_w(self) -> int:
         return _ceil_div(self.minor, self.pack)
 
-    @property
+    @cached_property
     def n_texels(self) -> int:
         return self.grid_h * self.grid_w
 
     # ---- the texture ----------------------------------------------------------------------
-    @property
+    @cached_property
     def wrapped(self) -> bool:
         return self.grid_w > self.max_size or self.grid_h > self.max_size
 
-    @property
+    @cached_property
     def tex_w(self) -> int:
         return min(self.max_size, self.n_texels) if self.wrapped else self.grid_w
 
-    @property
+    @cached_property
     def tex_h(self) -> int:
         return _ceil_div(self.n_texels, self.tex_w) if self.wrapped else self.grid_h
 
-    @property
+    @cached_property
     def tex_size(self) -> tuple[int, int]:
         """(width, height) of the texture."""
         return (self.tex_w, self.tex_h)
 
-    @property
+    @cached_property
     def nbytes(self) -> int:
         return self.tex_w * self.tex_h * 16
 
@@ -159,12 +160,12 @@ class Layout:
         return np.ascontiguousarray(a)
 
     # ---- GLSL accessors --------------------------------------------------------------------
-    @property
+    @cached_property
     def kind(self) -> tuple:
         """What a compiled kernel depends on: sizes are uniforms, so only the layout's kind."""
         return ("texture", self.packed, self.order, self.wrapped)
 
-    @property
+    @cached_property
     def shape_uniform(self) -> tuple:
         """Value of the ``sg_NAME_shape`` uniform: (rows, cols, grid_w, tex_w)."""
         return (self.rows, self.cols, self.grid_w, self.tex_w)

@@ -35,10 +35,13 @@ def _passes(dev, blur, plans, sizes):
         dev.counter.reset()
         blur.gaussian_blur(x, 4.0, method="exact").release()
         snap = dev.counter.snapshot()
+        exact = plans.get_plan("blur/exact")
+        params = dict(h=h, w=w, gray=gray, sigma=4.0, loop_cap=dev.loop_cap)
         rows.append({"image": f"{h}x{w}x{c}", "schedule": "exact", "sigma": 4.0,
                      "passes": sum(v["passes"] for v in snap.values()),
-                     "planned": plans.get_plan("blur/exact").total(h=h, w=w, gray=gray),
-                     "match": True, "fragments": sum(v["fragments"] for v in snap.values()),
+                     "planned": exact.total(**params),
+                     "match": all(r["match"] for r in plans.compare(exact, snap, **params)),
+                     "fragments": sum(v["fragments"] for v in snap.values()),
                      "phases": " ".join(f"{k}:{v['passes']}" for k, v in snap.items())})
         x.release()
     return rows
@@ -48,7 +51,8 @@ def main(argv=None) -> int:
     p = parser("blur", "Gaussian blur: passes per schedule and time vs sigma")
     args = p.parse_args(argv)
     import shadergpgpu as sg
-    from shadergpgpu.algorithms import blur, plans
+    from shadergpgpu.algorithms import blur
+    from shadergpgpu.engine import plans
 
     dev = sg.Device(backend=args.backend)
     size = 128 if args.quick else 1024

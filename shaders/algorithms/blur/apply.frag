@@ -42,8 +42,9 @@ void main() {
         int t = t0 + i;
         if (t >= e1) break;
         vec4 tx = src_texel(l, t);
+        bvec4 live = src_live(l, t);
         for (int q = 0; q < SPT; ++q) {
-            if (t * SPT + q < NSTEPS) {
+            if (live[q]) {
                 for (int k = 0; k < 2; ++k) {
                     acc[k] = cadd(acc[k], cscale(pw[k], xval(tx, q)));
                     pw[k] = cmul2(pw[k], pole(k));
@@ -55,14 +56,16 @@ void main() {
 
     // the eight texels: causal pass forward, anticausal pass backward
     vec4 xs[8];
+    bvec4 live[8];
     vec4 y[8];
     for (int i = 0; i < 8; ++i) {
         xs[i] = t0 + i < NPOS ? src_texel(l, t0 + i) : vec4(0.0);
+        live[i] = src_live(l, t0 + i);
         y[i] = vec4(0.0);
     }
     for (int i = 0; i < 8; ++i) {
         for (int q = 0; q < SPT; ++q) {
-            if ((t0 + i) * SPT + q < NSTEPS) {
+            if (live[i][q]) {
                 T x = xval(xs[i], q);
                 w[0] = cstep(pole(0), w[0], x);
                 w[1] = cstep(pole(1), w[1], x);
@@ -77,7 +80,7 @@ void main() {
     }
     for (int i = 7; i >= 0; --i) {
         for (int q = SPT - 1; q >= 0; --q) {
-            if ((t0 + i) * SPT + q < NSTEPS) {
+            if (live[i][q]) {
                 T x = xval(xs[i], q);
                 v[0] = cstep(pole(0), v[0], x);
                 v[1] = cstep(pole(1), v[1], x);

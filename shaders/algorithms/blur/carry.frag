@@ -7,9 +7,10 @@
 // where Ft, Vt are the zero-start causal/anticausal states over the whole line.
 #include "iir.glsl"
 
+// Step st of line l (the first or the last, for the border "nearest").
 T step_value(int l, int st) {
 #if SEQ
-    return src_texel(l, st / 4)[st - 4 * (st / 4)];
+    return X_at(l, st);  // SEQ: line l is row l of the packed grayscale image X
 #else
     return src_texel(l, st);
 #endif

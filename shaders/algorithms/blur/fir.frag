@@ -1,8 +1,12 @@
-// Exact separable Gaussian, one axis: OUT = sum_{|k| <= R} W(|k|) X(. + k) with the border
+// Exact separable Gaussian, one axis: OUT = sum_{|d| <= R} W(|d|) X(. + d) with the border
 // (BORDER 0: reflect = half-sample symmetric, 1: nearest, 2: constant zero) applied to the
-// index. AXIS 1 filters down the rows (each texel's four components independently), AXIS 0
-// along a row; GRAY 1 means four pixels of a row per texel, GRAY 0 one pixel per texel.
-uniform int R;
+// index. AXIS 1 filters down the columns (each texel's four components independently), AXIS 0
+// along the rows; GRAY 1 means four pixels of a row per texel (packed grayscale), GRAY 0 one
+// pixel (its channels) per texel.
+//
+// The taps d = k - R for k in [k_begin, k_end) (the split range, k in [0, 2R + 1)): the engine
+// cuts the range over blended passes when one fragment would loop too long. R (uniform) is the
+// radius; W holds the weights W(0..R); the line lengths come from OUT's shape.
 
 // index i of a line of n pixels extended by the border; -1 where the border gives zero
 int ext(int i, int n) {
@@ -22,29 +26,30 @@ void main() {
     ivec2 g = OUT_grid();
 #if AXIS == 1
     vec4 s = vec4(0.0);
-    for (int k = -R; k <= R; ++k) {
-        int r = ext(g.x + k, LINE_N);
-        if (r >= 0) s += W_get(abs(k)) * X_texel(r, g.y);
+    for (int k = k_begin; k < k_end; ++k) {
+        int r = ext(g.x + k - R, OUT_ROWS);
+        if (r >= 0) s += W_get(abs(k - R)) * X_texel(r, g.y);
     }
-    OUT = s;
+    OUT = mix(vec4(0.0), s, OUT_lanes());
 #elif GRAY
     vec4 s = vec4(0.0);
     for (int q = 0; q < 4; ++q) {
-        int c0 = 4 * g.y + q;
-        if (c0 >= LINE_N) break;
+        if (!OUT_live(q)) continue;
+        ivec2 p = OUT_pos(q);
         float a = 0.0;
-        for (int k = -R; k <= R; ++k) {
-            int c = ext(c0 + k, LINE_N);
-            if (c >= 0) a += W_get(abs(k)) * X_at(g.x, c);
+        for (int k = k_begin; k < k_end; ++k) {
+            int c = ext(p.y + k - R, OUT_COLS);
+            if (c >= 0) a += W_get(abs(k - R)) * X_at(p.x, c);
         }
         s[q] = a;
     }
     OUT = s;
 #else
+    // one pixel per texel: the row's pixels are the texels of the grid row
     vec4 s = vec4(0.0);
-    for (int k = -R; k <= R; ++k) {
-        int c = ext(g.y + k, LINE_N);
-        if (c >= 0) s += W_get(abs(k)) * X_texel(g.x, c);
+    for (int k = k_begin; k < k_end; ++k) {
+        int c = ext(g.y + k - R, OUT_GRID_W);
+        if (c >= 0) s += W_get(abs(k - R)) * X_texel(g.x, c);
     }
     OUT = s;
 #endif

@@ -1,4 +1,4 @@
-// Shared by the recursive Gaussian kernels (shadergpgpu/blur.py explains the scheme).
+// Shared by the recursive Gaussian kernels (shadergpgpu/algorithms/blur.py explains the scheme).
 //
 // The filter is h(m) = 2 Re(alpha0 p0^|m| + alpha1 p1^|m|): two complex poles (four real ones
 // in conjugate pairs, a 4th-order recursive Gaussian). Along a line x(0..N-1):
@@ -9,9 +9,12 @@
 // numbers; a lane is one RGBA texel component (SEQ 0: each texel is one step of four independent
 // lines) or one step of a packed grayscale row (SEQ 1: each texel holds four steps of one line).
 //
-// Defines: AXIS (0: lines run along grid x, 1: along grid y), SEQ, SRC_PLANES (read the eight
-// column planes of a previous apply pass, lines in plane-major order, plane width WP),
-// NSTEPS (steps per line), NPOS (texels per line); HAVE_SRC, USE_PLANES say what is bound.
+// Defines (finite variants, fixed by each declared kernel or chosen per call):
+//   AXIS 0: lines run along grid rows, 1: along grid columns; SEQ; HAVE_SRC (the kernel reads
+//   the source); SRC_PLANES (the source is the eight column planes P0..P7 of a previous apply
+//   pass, lines in plane-major order, WP texel columns each).
+// Uniforms (declared by the kernels, see blur.py): POLE, LPOLE, ALPHA, H0, CNEAR, DREFL (the
+// filter), NSTEPS (steps per line), NPOS (texels per line), WP (plane width).
 #if SEQ
 #define T float
 T lane(vec4 v) { return v.x; }
@@ -24,13 +27,9 @@ T lane(vec4 v) { return v; }
 
 struct CL { T re; T im; };  // one complex state per lane
 
-uniform vec4 POLE;    // p0 = POLE.xy, p1 = POLE.zw
-uniform vec4 LPOLE;   // (log|p0|, arg p0, log|p1|, arg p1)
-uniform vec4 ALPHA;   // alpha0 = ALPHA.xy, alpha1 = ALPHA.zw
-uniform float H0;     // h(0) = 2 Re(alpha0 + alpha1)
-uniform vec4 CNEAR;   // 1 / (1 - p_k)          (border "nearest")
-uniform vec4 DREFL;   // 1 / (1 - p_k^(2 N))    (border "reflect")
-
+// POLE: p0 = .xy, p1 = .zw; LPOLE: (log|p0|, arg p0, log|p1|, arg p1); ALPHA: alpha0 = .xy,
+// alpha1 = .zw; H0 = h(0); CNEAR = 1 / (1 - p_k) (border "nearest"); DREFL = 1 / (1 - p_k^(2N))
+// (border "reflect").
 vec2 pole(int k) { return k == 0 ? POLE.xy : POLE.zw; }
 vec2 alpha(int k) { return k == 0 ? ALPHA.xy : ALPHA.zw; }
 
@@ -62,7 +61,7 @@ int blk_of(ivec2 g) { return g.y; }
 #define LB(l, b) (l), (b)
 #endif
 
-// The texel at position `pos` of line `l` of the source (passes that bind it: HAVE_SRC 1).
+// The texel at position `pos` of line `l` of the source (kernels that read it: HAVE_SRC 1).
 #include "planes.glsl"
 #if HAVE_SRC && SRC_PLANES
 vec4 src_texel(int l, int pos) {
@@ -73,9 +72,17 @@ vec4 src_texel(int l, int pos) {
 vec4 src_texel(int l, int pos) { return X_texel(LB(l, pos)); }
 #endif
 
+#if HAVE_SRC && SEQ
+// SEQ reads a packed grayscale image X along its rows: the lanes of texel `pos` of line `l`
+// that hold a pixel (false for the padding past the row's end, and past the last texel).
+bvec4 src_live(int l, int pos) { return greaterThanEqual(X_flat(l, pos), ivec4(0)); }
+#elif HAVE_SRC
+bvec4 src_live(int l, int pos) { return bvec4(pos < NPOS); }
+#endif
+
 // Summary sets: eight arrays NAME0..NAME7 = (w0.re, w0.im, w1.re, w1.im, v0.re, ..., v1.im),
 // one lane per component. With SEQ (one lane) the causal half packs into NAME0 and the
-// anticausal half into NAME4, one texel each (the pass binds only those two).
+// anticausal half into NAME4, one texel each (the kernel binds only those two).
 #if SEQ
 #define LOAD_W(N0, N1, N2, N3, l, b, DST) \
     { vec4 t_ = N0(LB(l, b)); DST[0] = CL(t_.x, t_.y); DST[1] = CL(t_.z, t_.w); }

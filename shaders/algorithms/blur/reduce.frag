@@ -2,7 +2,7 @@
 //   w_k = sum_j p_k^(e-1-j) x(j),
 // and the zero-start anticausal state at its first step,
 //   v_k = sum_j p_k^(j-s) x(j),
-// for each block of C1 texels of each line (steps past NSTEPS count as absent).
+// for each block of C1 texels of each line (the padding past the line's end counts as absent).
 #include "iir.glsl"
 
 void main() {
@@ -16,8 +16,9 @@ void main() {
         if (pos >= NPOS) break;
         vec4 tx = src_texel(l, pos);
 #if SEQ
+        bvec4 live = src_live(l, pos);
         for (int q = 0; q < 4; ++q) {
-            if (pos * 4 + q < NSTEPS) {
+            if (live[q]) {
                 float x = tx[q];
                 for (int k = 0; k < 2; ++k) {
                     w[k] = cstep(pole(k), w[k], x);

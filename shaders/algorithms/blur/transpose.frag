@@ -1,21 +1,21 @@
 // Transpose for the "vtvt" schedule, out of the eight row planes of a vertical apply pass
 // (row 8r+j of the source lies in plane j at grid row r).
-//   GRAY 1: packed grayscale, four pixels of a row per texel; OUT holds the transpose packed
-//           the same way, so its texel (i, gj) = source pixels (4 gj + q, i), q = 0..3.
+//   GRAY 1: packed grayscale; element (i, j) of OUT is source pixel (j, i), which is element
+//           (j / 8, i) of plane j mod 8.
 //   GRAY 0: one pixel (its channels) per texel; OUT texel (i, j) = source texel (j, i).
 #include "planes.glsl"
 
 void main() {
-    ivec2 g = OUT_grid();
 #if GRAY
-    vec4 o;
+    vec4 o = vec4(0.0);
     for (int q = 0; q < 4; ++q) {
-        int r = 4 * g.y + q;
-        o[q] = r < SRC_ROWS ? plane_at(r - 8 * (r / 8), r / 8, g.x) : 0.0;
+        if (!OUT_live(q)) continue;
+        ivec2 p = OUT_pos(q);
+        o[q] = plane_at(p.y & 7, p.y >> 3, p.x);
     }
     OUT = o;
 #else
-    int r = g.y;
-    OUT = plane_texel(r - 8 * (r / 8), r / 8, g.x);
+    ivec2 g = OUT_grid();
+    OUT = plane_texel(g.y & 7, g.y >> 3, g.x);
 #endif
 }
