@@ -11,10 +11,12 @@ Ends with the ratios the issue asks for.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -26,6 +28,18 @@ from shadergpgpu.engine.glraw import BufferArray  # noqa: E402
 from shadergpgpu.engine.layout import BufferLayout  # noqa: E402
 from shadergpgpu.frontends.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
 
+# Benchmark-only kernels (benchmarks/shaders, not shipped in the wheel). ITERS / FETCHES are
+# compile-time loop counts of the measurement, not sizes.
+SHADERS = Path(__file__).parent / "shaders"
+CEILING_ALU = {
+    name: sg.Kernel(f"{name}.frag", root=SHADERS, uniforms={"m": "vec4", "a": "vec4"},
+                    defines={"ITERS": 128}, loop=lambda a: a.defines["ITERS"], name=name)
+    for name in ("ceiling_alu", "ceiling_alu_sv")}
+CEILING_FETCH = sg.Kernel("ceiling_fetch.frag", root=SHADERS,
+                          inputs={"X": sg.In(buffer="either", packed=True, order="row")},
+                          defines={"FETCHES": 32, "UNIFORM_ADDR": 0},
+                          loop=lambda a: a.defines["FETCHES"] // 4, name="ceiling_fetch")
+
 
 def alu_ceiling(dev, software: bool) -> float:
     """Fragment ALU GFLOP/s: the faster of two shaders of independent vec4 multiply-adds
@@ -34,7 +48,8 @@ def alu_ceiling(dev, software: bool) -> float:
     out = dev.empty((side, 4 * side))
     iters = 128 if software else 512
     best_g = 0.0
-    for shader, per_step in (("sgemm/ceiling_alu.frag", 64), ("sgemm/ceiling_alu_sv.frag", 68)):
+    for shader, per_step in ((CEILING_ALU["ceiling_alu"], 64),
+                             (CEILING_ALU["ceiling_alu_sv"], 68)):
         def alu(shader=shader):
             dev.run(shader, out, uniforms={"m": (0.999, 0.998, 0.997, 0.996),
                                            "a": (1e-3, 2e-3, 3e-3, 4e-3)},
@@ -58,8 +73,8 @@ def measure_ceilings(dev, software: bool) -> dict:
     for name, x, uni in (("fetch2d_gtexels", x2d, 0), ("fetchbuf_gtexels", xbuf, 0),
                          ("fetch2d_uniform_gtexels", x2d, 1)):
         def run(x=x, uni=uni):
-            S._run(dev, "sgemm/ceiling_fetch.frag", out, {"X": x}, {},
-                   {"FETCHES": fetches, "UNIFORM_ADDR": uni})
+            dev.run(CEILING_FETCH, out, inputs={"X": x},
+                    defines={"FETCHES": fetches, "UNIFORM_ADDR": uni})
         t = time_call(run, dev.finish, repeat=5)
         res[name] = side * side * fetches / t / 1e9
     x2d.release()
@@ -112,7 +127,7 @@ def main(argv=None) -> int:
 
     t_start = time.perf_counter()
     dev = sg.Device()
-    software = S._is_software(dev)
+    software = dev.is_software
     meta = device_meta(dev)
     print(f"# SGEMM benchmark on {meta['renderer']} ({meta['gl_version']}), {meta['date']}")
     if args.sizes:
@@ -160,8 +175,7 @@ def main(argv=None) -> int:
         for (v, split, unroll) in cases:
             saved = S.VARIANTS[v]
             if unroll is not None:
-                S.VARIANTS[v] = S.Variant(saved.name, saved.shader, saved.a_path,
-                                          saved.tile_rows, unroll, saved.description)
+                S.VARIANTS[v] = dataclasses.replace(saved, unroll=unroll)
             try:
                 reps = 2 if flops > 2e10 else 3
                 t = time_call(lambda: S.sgemm(A, B, variant=v, split=split).release(),
@@ -177,9 +191,10 @@ def main(argv=None) -> int:
                     print(f"WRONG RESULT: {v} {M}x{N}x{K} relative error {err:.2e}")
             finally:
                 S.VARIANTS[v] = saved
-            w = S.work(v, M, N, K, split=split or S.auto_split(dev, S.VARIANTS[v], M, N, K),
-                       stage_a=True, stage_b=True)
-            used_split = w["split"]  # raised to min_split as sgemm does
+            var = dataclasses.replace(S.VARIANTS[v], unroll=unroll or S.VARIANTS[v].unroll)
+            w = S.work(var, M, N, K, split=split or S.auto_split(dev, var, M, N, K),
+                       stage_a=True, stage_b=True, loop_cap=dev.loop_cap)
+            used_split = w["split"]  # the product passes the engine drew (loop cap included)
             g = flops / t / 1e9
             row = {"M": M, "N": N, "K": K, "variant": v, "split": used_split,
                    "unroll": unroll or S.VARIANTS[v].unroll, "ms": t * 1e3, "gflops": g,

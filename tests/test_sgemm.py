@@ -10,9 +10,10 @@ import shadergpgpu as sg
 from shadergpgpu.engine import plans
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
-from shadergpgpu.engine.limits import LOOP_BUDGET, ceil_div
-from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, default_variant, min_split, sgemm,
-                               work)
+from shadergpgpu.engine.limits import ceil_div
+from shadergpgpu.algorithms import sgemm as S
+from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, default_variant, min_split,
+                                          sgemm, work)
 
 TOL = 1e-5
 
@@ -126,10 +127,15 @@ def test_buffer_layout_accessor_matches_texture_layout(dev, rng):
     tex = dev.array(x)
     buf = BufferArray.from_texture(dev, lay, tex)
     out = dev.empty((5, 11))
-    from shadergpgpu.algorithms import sgemm as S
-    S._run(dev, "sgemm/stage.frag", out, {"X": buf}, {}, {"TRANS": 0, "OP_ROWS": 5,
-                                                          "OP_COLS": 11})
+    dev.run(S.STAGE, out, inputs={"X": buf})
     np.testing.assert_array_equal(out.get(), x)
+    # transposed and zero-padded: every lane past op(X)'s edge is an exact 0
+    out2 = dev.empty((13, 7))
+    dev.run(S.STAGE, out2, inputs={"X": buf}, defines={"TRANS": 1})
+    want = np.zeros((13, 7), np.float32)
+    want[:11, :5] = x.T
+    np.testing.assert_array_equal(out2.get(), want)
+    out2.release()
     buf.release()
 
 
@@ -158,33 +164,93 @@ def test_errors(dev, rng):
     with pytest.raises(TypeError, match="trans_a"):
         sgemm(A, B, trans_a="yes", device=dev)
     for bad in (True, 0, -1, 2.0):
-        with pytest.raises(ValueError, match="split"):
+        with pytest.raises((TypeError, ValueError), match="split"):
             sgemm(A, B, split=bad, device=dev)
 
 
 def test_large_k_stays_within_loop_budget(dev, rng):
-    # llvmpipe silently stops a fragment's loops after 65,535 iterations: every variant splits K
-    # into at least min_split slices (also when the caller asks for fewer). Small integers keep
-    # every fp32 partial sum exact, so the result must equal the float64 reference exactly.
-    M, N, K = 8, 4, 600_000
+    # llvmpipe silently stops a fragment's loops after 65,535 iterations: the engine cuts the K
+    # loop of every variant into slices within the device's cap (also when the caller asks for
+    # fewer). K = 520,000 puts the tile kernels at 65,000 steps in one pass and the simple one
+    # at 2 x 65,000 quads: right at the real cap. Small integers keep every fp32 partial sum
+    # exact, so the result must equal the float64 reference exactly.
+    M, N, K = 8, 4, 520_000
     A = rng.integers(0, 3, (M, K)).astype(np.float32)
     B = rng.integers(0, 3, (K, N)).astype(np.float32)
     C = rng.integers(-3, 4, (M, N)).astype(np.float32)
     ref = A.astype(np.float64) @ B.astype(np.float64)
+    cap = dev.loop_cap
     for variant in ("auto", "simple", "tile4x4"):
         v = VARIANTS[default_variant(dev) if variant == "auto" else variant]
-        assert min_split(v, K) > 1
+        if cap is not None and v.tile_rows == 1:
+            assert min_split(v, K, dev) > 1 and min_split(v, K, dev, has_c=True) > 1
         for split in (None, 1):
+            dev.counter.reset()
             got = sgemm(A, B, variant=variant, split=split, device=dev)
             np.testing.assert_array_equal(got, ref.astype(np.float32), err_msg=variant)
+            w = work(v.name, M, N, K, split=split or 1, loop_cap=dev)
+            assert dev.counter.passes["sgemm/product"] == w["split"] == min_split(v, K, dev)
         # beta * C is added once, not once per slice
         got = sgemm(A, B, C, beta=2.0, variant=variant, device=dev)
         np.testing.assert_array_equal(got, (ref + 2.0 * C).astype(np.float32), err_msg=variant)
-        w = work(v.name, M, N, K, split=1)
-        assert w["split"] == min_split(v, K) and w["phases"]["sgemm/product"] == w["split"]
+        # loop iterations per fragment and pass: one per K step (simple: per quad, + 4 for C)
         quads = w["fetches_per_fragment"] / v.fetches_per_quad  # K-quads per fragment and pass
-        iters = quads if v.tile_rows == 1 else quads * (1 + v.unroll) / v.unroll
-        assert iters <= LOOP_BUDGET
+        iters = quads / v.unroll
+        assert cap is None or iters <= cap
+
+
+def test_forced_loop_cap_splits_more(rng):
+    # a device with a tiny loop cap: the same product, cut into more blended passes; the plan
+    # (given the cap) matches the counter
+    M, N, K = 13, 9, 300
+    A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+    ref = 0.5 * (A @ B) - 2.0 * C
+    with sg.Device(loop_cap=16) as small:
+        a = small.array(A)
+        for variant in VARIANTS:
+            v = VARIANTS[variant]
+            small.counter.reset()
+            got = sgemm(a, B, C, alpha=0.5, beta=-2.0, variant=variant)
+            assert rel_err(got.get(), ref) <= TOL, variant
+            got.release()
+            w = work(variant, M, N, K, stage_a=True, has_c=True, loop_cap=small)
+            # tile: 38 steps of 2 quads -> 3 passes; simple: 75 quads, 12 a pass -> 7 passes
+            assert w["split"] == {8: 3, 4: 3, 1: 7}[v.tile_rows], variant
+            assert w["split"] > work(variant, M, N, K, has_c=True)["split"]
+            rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), small.counter.snapshot(),
+                                 M=M, N=N, K=K, stage_a=True, has_c=True, loop_cap=small)
+            assert all(r["match"] for r in rows), rows
+    # a cap too small for even one step of a kernel is refused, naming the cap
+    with sg.Device(loop_cap=4) as tiny:
+        with pytest.raises(sg.LoopBudgetError, match="loop cap"):
+            sgemm(A, B, C, beta=1.0, variant="simple", device=tiny)
+
+
+def test_random_shapes_compile_a_bounded_number_of_programs(rng):
+    # sizes are uniforms, not defines: 200 random-shape calls (numpy and device inputs,
+    # transposes, with and without C) compile at most 5 programs on a fresh device: the staging
+    # kernel (TRANS 0 and 1), the product kernel, the epilogue without and with C.
+    BOUND = 5
+    with sg.Device() as d:
+        c0, p0 = d.shaders.compiles, d.n_programs
+        for i in range(200):
+            M, N, K = (int(x) for x in rng.integers(1, 40, 3))
+            ta, tb = bool(rng.integers(2)), bool(rng.integers(2))
+            A, B = data(rng, M, K), data(rng, K, N)
+            C = data(rng, M, N) if i % 3 else None
+            a = A.T.copy() if ta else A
+            b = B.T.copy() if tb else B
+            if i % 2:
+                a, b = d.array(a), d.array(b)
+            got = sgemm(a, b, C, alpha=1.5, beta=-0.5, trans_a=ta, trans_b=tb, device=d)
+            if isinstance(got, sg.DeviceArray):
+                got = got.get()
+                a.release()
+                b.release()
+            ref = 1.5 * (A @ B) + (0.0 if C is None else -0.5 * C)
+            assert rel_err(got, ref) <= TOL, (M, N, K, ta, tb)
+        assert d.shaders.compiles - c0 <= BOUND
+        assert d.n_programs - p0 <= BOUND
 
 
 def test_pass_plan_matches_counter(dev, rng):
@@ -196,10 +262,12 @@ def test_pass_plan_matches_counter(dev, rng):
             sgemm(a, b, variant=variant, split=split).release()
             measured = dev.counter.snapshot()
             plan = plans.get_plan(f"sgemm/{variant}")
-            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True)
+            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True,
+                          loop_cap=dev.loop_cap)
             rows = plans.compare(plan, measured, **params)
             assert all(r["match"] for r in rows), rows
-            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True)
+            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True, loop_cap=dev)
+            assert w["split"] == split
             want = split * w["product_fragments"]
             assert measured["sgemm/product"]["fragments"] == want
     assert DEFAULT_VARIANT == "auto" and default_variant(dev) in VARIANTS
@@ -211,3 +279,28 @@ def test_report_quick(tmp_path):
     text = (tmp_path / "sgemm.md").read_text()
     assert "tile8x4" in text and "simple" in text
     assert (tmp_path / "sgemm.csv").exists() and (tmp_path / "sgemm.json").exists()
+
+
+def test_gpu_split_policy_and_unroll_variants(dev, rng, monkeypatch):
+    # on a GPU (no loop cap) small outputs ask for more K slices; llvmpipe asks for 1
+    from types import SimpleNamespace
+    gpu = SimpleNamespace(is_software=False, loop_cap=None)
+    assert S.auto_split(gpu, "tile8x4-tex", 256, 256, 16384) == 8    # 2048 fragments
+    assert S.auto_split(gpu, "tile8x4-tex", 4096, 4096, 4096) == 1
+    assert S.auto_split(gpu, "simple", 256, 256, 16384) == 1
+    assert work("tile8x4-tex", 256, 256, 16384, split=8)["split"] == 8
+    assert S.auto_split(dev, "tile8x4", 256, 256, 16384) == (1 if dev.is_software else 8)
+    # the unroll factors the benchmark sweeps (one define, same kernel)
+    import dataclasses
+    M, N, K = 21, 14, 77
+    A, B = data(rng, M, K), data(rng, K, N)
+    for unroll in (1, 4):
+        v = dataclasses.replace(VARIANTS["tile8x4"], unroll=unroll)
+        monkeypatch.setitem(VARIANTS, "tile8x4", v)
+        dev.counter.reset()
+        got = sgemm(A, B, variant="tile8x4", split=2, device=dev)
+        assert rel_err(got, A @ B) <= TOL, unroll
+        assert dev.counter.passes["sgemm/product"] == work(v, M, N, K, split=2,
+                                                           loop_cap=dev)["split"] == 2
+    with pytest.raises(ValueError, match="unroll"):
+        dataclasses.replace(VARIANTS["tile8x4"], unroll=3)

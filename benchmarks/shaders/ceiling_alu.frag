@@ -1,8 +1,6 @@
 // Fragment ALU ceiling, form 1: 8 independent chains x = x * m + a of vec4 multiply-adds,
 // ITERS steps (64 flops per step). The benchmark takes the faster of this and
 // ceiling_alu_sv.frag (vector += scalar * vector, the form SGEMM uses), per device.
-uniform vec4 m;
-uniform vec4 a;
 void main() {
     vec4 x0 = vec4(gl_FragCoord.xyxy) * 1e-4;
     vec4 x1 = x0 + 0.1, x2 = x0 + 0.2, x3 = x0 + 0.3, x4 = x0 + 0.4;

@@ -2,8 +2,6 @@
 // vector) on 8 accumulators, plus one vec4 multiply: 8 * 4 * 2 + 4 = 68 flops per step, ITERS
 // steps. (On llvmpipe this form runs ~1.5x faster than x = x * m + a with a vec4 m.) The result
 // is written so nothing is optimised away; values stay small and normal.
-uniform vec4 m;
-uniform vec4 a;
 void main() {
     vec4 x0 = vec4(gl_FragCoord.xyxy) * 1e-4;
     vec4 x1 = x0 + 0.1, x2 = x0 + 0.2, x3 = x0 + 0.3, x4 = x0 + 0.4;

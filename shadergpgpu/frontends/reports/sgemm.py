@@ -42,11 +42,13 @@ def main(argv=None) -> int:
             err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
             t = time_call(lambda: sgemm(A, B, variant=variant, split=split).release(),
                           dev.finish, repeat=1 if args.quick else 3)
-            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True)
+            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True,
+                          loop_cap=dev.loop_cap)
             cmp = plans.compare(plans.get_plan(f"sgemm/{variant}"), measured, **params)
-            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True)
+            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True,
+                     loop_cap=dev.loop_cap)
             rows.append({
-                "variant": variant, "M": M, "N": N, "K": K, "split": split,
+                "variant": variant, "M": M, "N": N, "K": K, "split": w["split"],
                 "passes_plan": sum(r["expected"] or 0 for r in cmp),
                 "passes_measured": sum(r["measured"] for r in cmp),
                 "plan_matches": all(r["match"] for r in cmp),

@@ -1,23 +1,23 @@
-// Shared tail of the SGEMM kernels that write C: alpha * product + beta * C, and exact zeros
-// in the lanes past the last column (the padding of a packed row stays clean).
-uniform float alpha;
-uniform float beta;
-vec4 sgemm_epilogue(vec4 p, int r, int j) {
+// Shared tail of the SGEMM kernels that write C: alpha * product + beta * C, with exact zeros
+// in the lanes that hold no element of C (the padding of a packed row stays clean).
+// The including kernel defines HAS_P (a product term; uniform alpha) and HAS_C (input C and
+// uniform beta); add_c selects the fragments that add beta * C (the first K slice only).
+vec4 sgemm_epilogue(vec4 p, bool add_c) {
     vec4 v = vec4(0.0);
 #if HAS_P
     v = alpha * p;
 #endif
 #if HAS_C
-#if C_PACKED_ROW
-    v += beta * C_texel(r, j);
-#else
-    vec4 cv = vec4(0.0);
-    for (int l = 0; l < 4; ++l) {
-        if (4 * j + l < OUT_COLS) cv[l] = C_at(r, 4 * j + l);
+    if (add_c) {
+        vec4 c = vec4(0.0);
+        for (int l = 0; l < 4; ++l) {
+            if (OUT_live(l)) {
+                ivec2 e = OUT_pos(l);
+                c[l] = C_at(e.x, e.y);
+            }
+        }
+        v += beta * c;
     }
-    v += beta * cv;
 #endif
-#endif
-    bvec4 live = lessThan(ivec4(4 * j) + ivec4(0, 1, 2, 3), ivec4(OUT_COLS));
-    return mix(vec4(0.0), v, live);
+    return mix(vec4(0.0), v, OUT_lanes());
 }
