@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import backprop as bp  # noqa: E402
+from shadergpgpu.engine.builtin import FILL  # noqa: E402
 from shadergpgpu.frontends.reports.common import cuda_torch, time_call  # noqa: E402
 
 PAPER = {"paper-packed": 8e-3, "paper-unpacked": 26e-3}
@@ -31,7 +32,7 @@ TARGETS = {"llvmpipe": {"paper-packed": 50e-3, "fused": 5e-3},
 
 def tiny_pass_cost(dev, n=3000):
     x = dev.zeros((1, 1), packed=False)
-    p = dev.prepare("engine/fill.frag", x, uniforms={"value": 0.0})
+    p = dev.prepare(FILL, x, uniforms={"value": 0.0})
     vals = [float(k) for k in range(n)]
     p.repeat("value", vals[:50])
     dev.finish()

@@ -118,7 +118,7 @@ def test_xor_every_seed_0_to_9(dev):
     for seed in range(10):
         m = bp.MLP(hidden=(4,), lr=2.0, steps=1000, seed=seed, schedule="paper", packed=True,
                    loss_every=0, device=dev).fit(XOR_X, XOR_Y)
-        assert np.array_equal(m.predict(XOR_X), XOR_Y.astype(int)), seed
+        assert np.array_equal(m.predict(XOR_X) >= 0.5, XOR_Y >= 0.5), seed
         assert m.loss_curve_[-1] < 0.05
 
 
@@ -140,9 +140,11 @@ def test_estimator_attributes_and_predict(dev):
     assert [c.shape for c in m.coefs_] == [(3, 5), (5, 4), (4, 2)]
     assert [b.shape for b in m.intercepts_] == [(5,), (4,), (2,)]
     Xn = rng.uniform(0, 1, (9, 3))
-    np.testing.assert_allclose(m.predict_proba(Xn), bp.numpy_forward(m.weights_, Xn)[-1],
+    np.testing.assert_allclose(m.predict(Xn), bp.numpy_forward(m.weights_, Xn)[-1],
                                atol=1e-5)
     assert m.predict(Xn).shape == (9, 2)
+    assert m.n_features_in_ == 3 and m.n_outputs_ == 2
+    assert not hasattr(m, "predict_proba")   # a regressor
     assert m.passes_per_step_ == bp.paper_phases([3, 5, 4, 2], 13, packed=False)
 
 
@@ -157,20 +159,20 @@ def test_n_iter_counts_steps_run_when_callback_stops(dev):
 
 
 def test_validation_errors(dev):
+    from sklearn.exceptions import NotFittedError
+
     m = bp.MLP(device=dev, steps=1)
-    with pytest.raises(ValueError, match="not fitted"):
+    with pytest.raises(NotFittedError, match="not fitted"):
         m.predict(XOR_X)
     bad = XOR_X.copy()
     bad[1, 0] = np.nan
-    with pytest.raises(ValueError, match="X: contains NaN"):
+    with pytest.raises(ValueError, match="X contains NaN"):
         m.fit(bad, XOR_Y)
-    with pytest.raises(ValueError, match=r"y: .*\[0, 1\]"):
-        m.fit(XOR_X, XOR_Y * 2)
-    with pytest.raises(ValueError, match="y: has 3 rows"):
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         m.fit(XOR_X, XOR_Y[:3])
-    with pytest.raises(ValueError, match="X: expected a 2-D"):
+    with pytest.raises(ValueError, match="Expected 2D array"):
         m.fit(XOR_X[:, 0], XOR_Y)
-    with pytest.raises(ValueError, match="y: contains NaN"):
+    with pytest.raises(ValueError, match="y contains infinity"):
         m.fit(XOR_X, np.array([0, np.inf, 1, 0]))
     with pytest.raises(ValueError, match="schedule"):
         bp.MLP(schedule="cuda", device=dev).fit(XOR_X, XOR_Y)
@@ -178,13 +180,226 @@ def test_validation_errors(dev):
         bp.MLP(lr=0.0, device=dev).fit(XOR_X, XOR_Y)
     with pytest.raises(ValueError, match="hidden"):
         bp.MLP(hidden=(4, 0), device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises(TypeError, match="X"):
+    with pytest.raises(TypeError, match="hidden"):
+        bp.MLP(hidden=(4, 2.5), device=dev).fit(XOR_X, XOR_Y)
+    with pytest.raises(ValueError, match="steps"):
+        bp.MLP(steps=-1, device=dev).fit(XOR_X, XOR_Y)
+    with pytest.raises((TypeError, ValueError), match="string|float"):
         m.fit(np.array([["a", "b"]]), [0])
+    with pytest.raises(ValueError, match="[Cc]omplex"):
+        m.fit(XOR_X + 1j, XOR_Y)
     fitted = bp.MLP(device=dev, steps=1).fit(XOR_X, XOR_Y)
-    with pytest.raises(ValueError, match="X: expected 2 columns"):
+    with pytest.raises(ValueError, match="X has 3 features, but MLP is expecting 2"):
         fitted.predict(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match="weights"):
-        bp.BackpropNet(dev, [2, 3, 1], XOR_X, XOR_Y, weights=[np.zeros((3, 3))])
+    # the trainer itself: targets of sigmoid units, weights of the right shapes
+    with pytest.raises(ValueError, match=r"T: .*\[0, 1\]"):
+        bp.BackpropNet(dev, [2, 3, 1], XOR_X, XOR_Y * 2)
+    with pytest.raises(ValueError, match=r"weights do not chain"):
+        bp.BackpropNet(dev, [2, 3, 1], XOR_X, XOR_Y, weights=[np.zeros((3, 3)), np.zeros((3, 1))])
+    with pytest.raises(ValueError, match=r"weights\[0\]: expected shape"):
+        bp.BackpropNet(dev, [2, 3, 1], XOR_X, XOR_Y, weights=[np.zeros((3, 2)), np.zeros((3, 1))])
+    with pytest.raises(ValueError, match="X: expected 2 columns"):
+        bp.BackpropNet(dev, [2, 3, 1], XOR_X[:, :1], XOR_Y)
+    with pytest.raises(ValueError, match=r"sizes\[1\]"):
+        bp.BackpropNet(dev, [2, 0, 1], XOR_X, XOR_Y)
+
+
+def test_regressor_maps_targets_outside_0_1(dev):
+    # targets outside [0, 1] are scaled into the sigmoid's range by their min and range, and
+    # predictions mapped back: the same weights as training on the scaled targets directly
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (11, 2))
+    y = 5.0 + 3.0 * X[:, 0] - 2.0 * X[:, 1]
+    kw = dict(hidden=(3,), schedule="fused", lr=0.3, steps=5, seed=2, loss_every=0, device=dev)
+    m = bp.MLP(**kw).fit(X, y)
+    t = (y - y.min()) / (y.max() - y.min())
+    ref = bp.MLP(**kw).fit(X, t)
+    assert m.y_min_[0] == pytest.approx(y.min()) and m.y_range_[0] == pytest.approx(np.ptp(y))
+    for w, r in zip(m.weights_, ref.weights_):
+        np.testing.assert_array_equal(w, r)
+    np.testing.assert_allclose(m.predict(X), ref.predict(X) * np.ptp(y) + y.min(), rtol=1e-6)
+
+
+# ---- device_forward validation ----------------------------------------------------------------
+def test_device_forward_matches_numpy_and_validates(dev):
+    rng = np.random.default_rng(4)
+    W = bp.init_weights([3, 5, 2], 1)
+    X = rng.uniform(-1, 1, (6, 3))
+    for packed in (True, False):
+        np.testing.assert_allclose(bp.device_forward(dev, W, X, packed=packed),
+                                   bp.numpy_forward(W, X)[-1], atol=1e-6)
+    with pytest.raises(ValueError, match="X has 4 features but weights\\[0\\] expects 3"):
+        bp.device_forward(dev, W, rng.uniform(size=(6, 4)))
+    with pytest.raises(ValueError, match="X must be 2-D"):
+        bp.device_forward(dev, W, X[0])
+    with pytest.raises(TypeError, match="X: complex"):
+        bp.device_forward(dev, W, X + 1j)
+    with pytest.raises(ValueError, match="weights do not chain: weights\\[0\\] has 5 outputs"):
+        bp.device_forward(dev, [W[0], np.zeros((4, 2))], X)
+    with pytest.raises(TypeError, match="weights must be a list"):
+        bp.device_forward(dev, W[0], X)
+    with pytest.raises(ValueError, match="weights\\[1\\] must be 2-D"):
+        bp.device_forward(dev, [W[0], np.zeros(6)], X)
+    with pytest.raises(ValueError, match="weights\\[0\\] contains NaN"):
+        bp.device_forward(dev, [np.full((4, 5), np.nan), W[1]], X)
+
+
+# ---- the loop budget: layers wider than the device's loop cap -----------------------------------
+@pytest.fixture(scope="module")
+def capped():
+    """capped(N): a device whose loop cap is forced to N (one per cap, released at the end)."""
+    import shadergpgpu as sg
+
+    made = {}
+
+    def get(cap):
+        if cap not in made:
+            made[cap] = sg.Device(loop_cap=cap)
+        return made[cap]
+
+    yield get
+    for d in made.values():
+        d.release()
+
+
+# Loop caps forced small so that small layers exceed them, plus the llvmpipe cap (65,535) with a
+# layer of 70,000 inputs (which returned weights off by 1.6e-2 before the loops were split):
+# [300, 4, 250]: the 301 inputs of layer 1 and the 250 errors propagated back exceed 200
+#   (forward: partial sums + activation; backprop: blended partial sums; the loss loop too);
+# [210, 230, 3]: both forward layers split; [5, 7, 3] with N = 1200 at cap 16: the update's
+#   chunk is cut to the cap and the apply loop over 19-75 chunks splits.
+CAPPED = [([300, 4, 250], 9, 200), ([210, 230, 3], 6, 200), ([5, 7, 3], 1200, 16),
+          ([70000, 2, 1], 8, 65535)]
+
+
+@pytest.mark.parametrize("packed", [True, False])
+@pytest.mark.parametrize("sizes,n,cap", CAPPED)
+def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed):
+    d = capped(cap)
+    X, T, W0 = _net_data(sizes, n, seed=n)
+    lr = min(0.9, 4.0 / n)
+    ref1, loss0 = bp.numpy_step(W0, X, T, lr)
+    with bp.BackpropNet(d, sizes, X, T, weights=W0, lr=lr, schedule="fused",
+                        packed=packed) as net:
+        got = _measured(d, net)
+        w = net.weights()
+        assert net.loss() == pytest.approx(loss0, rel=1e-5)   # the split loss loop too
+        assert got == net.passes_per_step()                    # the plan stays exact
+        assert got == bp.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
+                                                                 loop_cap=cap)
+    for m in range(len(W0)):
+        assert _rel(w[m], ref1[m]) <= W_RTOL, m                # float64 reference, 1e-5
+        assert _rel(w[m] - W0[m], ref1[m] - W0[m]) <= DW_RTOL, m
+    # more passes than the normal path, which keeps 4K - 1
+    normal = bp.fused_phases(sizes, n, packed)
+    assert sum(got.values()) > sum(normal.values()) == 4 * (len(sizes) - 1) - 1
+    np.testing.assert_allclose(bp.device_forward(d, ref1, X, packed=packed),
+                               bp.numpy_forward(ref1, X)[-1], atol=1e-5)
+
+
+def test_split_plan_counts():
+    # the forward split: ceil(301 / 200) = 2 partial-sum passes + 1 activation pass
+    assert bp.fused_phases([300, 4, 250], 9, loop_cap=200) == \
+        {"forward": 3 + 1, "backprop": 2, "update": 2, "apply": 2}
+    assert bp.fused_phases([300, 4, 250], 9) == {"forward": 2, "backprop": 1, "update": 2,
+                                                  "apply": 2}
+
+
+def test_paper_schedule_is_unaffected_by_the_cap(capped):
+    sizes, n = [250, 3, 2], 7
+    X, T, W0 = _net_data(sizes, n, 5)
+    d = capped(200)
+    ref1, _ = bp.numpy_step(W0, X, T, 0.3)
+    with bp.BackpropNet(d, sizes, X, T, weights=W0, lr=0.3, schedule="paper") as net:
+        got = _measured(d, net)
+        w = net.weights()
+    assert got == bp.paper_phases(sizes, n)
+    for m in range(2):
+        assert _rel(w[m], ref1[m]) <= W_RTOL
+
+
+# ---- programs: sizes are uniforms ------------------------------------------------------------
+def test_random_shapes_compile_a_bounded_number_of_programs():
+    import shadergpgpu as sg
+
+    rng = np.random.default_rng(11)
+    # 8 kernels per packing for the fused schedule and predict, 7 for the paper schedule:
+    # at most 30 programs on a fresh device however many shapes it trains
+    BOUND = 30
+    with sg.Device() as d:
+        def fit(sizes, n, schedule, packed):
+            X, T, W0 = _net_data(sizes, n, int(rng.integers(1000)))
+            with bp.BackpropNet(d, sizes, X, T, weights=W0, lr=0.1, schedule=schedule,
+                                packed=packed) as net:
+                net.step()
+                net.loss()
+            bp.device_forward(d, W0, X, packed=packed)
+
+        for schedule, packed in VARIANTS:          # every kernel once
+            fit([3, 4, 2], 5, schedule, packed)
+            fit([3, 4, 5, 2], 5, schedule, packed)
+        warm = d.shaders.compiles
+        for _ in range(20):
+            depth = int(rng.integers(2, 5))
+            sizes = [int(v) for v in rng.integers(1, 40, depth)]
+            schedule, packed = VARIANTS[int(rng.integers(4))]
+            fit(sizes, int(rng.integers(1, 60)), schedule, packed)
+        assert d.shaders.compiles == warm            # no new program for new sizes
+        assert warm <= BOUND
+        assert d.n_programs <= BOUND
+
+
+# ---- scikit-learn -----------------------------------------------------------------------------
+FAST = dict(hidden=(8,), schedule="fused", lr=0.02, steps=200, loss_every=0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
+@pytest.mark.parametrize("est", [bp.MLP(**FAST), bp.MLPClassifier(**FAST)],
+                         ids=["MLP", "MLPClassifier"])
+def test_check_estimator(est):
+    from sklearn.utils.estimator_checks import check_estimator
+
+    # device=None: the estimators use the process-wide device (a Device cannot be pickled,
+    # and check_estimator pickles the estimator). No check is expected to fail.
+    res = check_estimator(est, on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in res if r["status"] == "failed"]
+    assert not failed
+
+
+def test_pipeline_grid_search_and_cross_validation(dev):
+    from sklearn.datasets import load_iris
+    from sklearn.model_selection import GridSearchCV, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_iris(return_X_y=True)
+    pipe = make_pipeline(StandardScaler(), bp.MLPClassifier(device=dev, **FAST))
+    scores = cross_val_score(pipe, X, y, cv=3)
+    assert scores.shape == (3,) and scores.min() >= 0.8
+    gs = GridSearchCV(pipe, {"mlpclassifier__hidden": [(2,), (8,)],
+                             "mlpclassifier__lr": [0.005, 0.02]}, cv=3).fit(X, y)
+    assert gs.best_score_ >= 0.85
+    assert gs.best_estimator_[-1].n_features_in_ == 4
+    assert list(gs.best_estimator_[-1].classes_) == [0, 1, 2]
+    # a regressor in a pipeline: R^2 on a smooth target
+    rng = np.random.default_rng(0)
+    Xr = rng.uniform(-2, 2, (120, 2))
+    yr = np.sin(Xr[:, 0]) + 0.5 * Xr[:, 1]
+    reg = make_pipeline(StandardScaler(), bp.MLP(device=dev, **dict(FAST, lr=0.01, steps=400)))
+    assert cross_val_score(reg, Xr, yr, cv=3).mean() > 0.8
+
+
+def test_classifier_refuses_continuous_targets_and_one_class(dev):
+    m = bp.MLPClassifier(device=dev, **FAST)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        m.fit(XOR_X, np.array([0.1, 0.5, 0.7, 0.2]))
+    with pytest.raises(ValueError, match="1 class"):
+        m.fit(XOR_X, np.zeros(4))
+    m = bp.MLPClassifier(device=dev, **dict(FAST, lr=1.0, steps=1500, hidden=(4,))).fit(
+        XOR_X, np.array(["no", "yes", "yes", "no"]))
+    assert list(m.classes_) == ["no", "yes"]
+    assert list(m.predict(XOR_X)) == ["no", "yes", "yes", "no"]
+    np.testing.assert_allclose(m.predict_proba(XOR_X).sum(axis=1), 1.0)
 
 
 def test_classifier_on_digits_subset(dev):

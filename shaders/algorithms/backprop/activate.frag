@@ -1,8 +1,8 @@
 // Paper schedule, forward propagation: the pass that applies f. Writes the next layer's
-// activations with their constant row 0 (copied from the mask row of the inputs).
+// activations with their constant row 0 (1 in the lanes that hold a training vector).
 #include "common.glsl"
 void main() {
     ivec2 g = OUT_grid();                 // (row r of A', training-vector texel)
-    vec4 mask = MASK_texel(0, g.y);
+    vec4 mask = vec4(OUT_lanes());
     OUT = g.x == 0 ? mask : sigmoid(Z_texel(g.x - 1, g.y)) * mask;
 }

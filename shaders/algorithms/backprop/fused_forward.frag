@@ -1,10 +1,10 @@
 // Fused schedule, forward propagation of one layer in one pass (loop over the inputs):
-// A'[j+1][l] = f(sum_i W[i][j] A[i][l]), row 0 = mask. With OUTPUT_LAYER it also writes the
-// output error DELTA = (y - t) y (1 - y) from the targets T (same rows as A').
+// A'[j+1][l] = f(sum_i W[i][j] A[i][l]), row 0 = 1 in the live lanes. With OUTPUT_LAYER it also
+// writes the output error DELTA = (y - t) y (1 - y) from the targets T (same rows as A').
 #include "common.glsl"
 void main() {
     ivec2 g = OUT_grid();
-    vec4 mask = MASK_texel(0, g.y);
+    vec4 mask = vec4(OUT_lanes());
     vec4 y = mask;
     if (g.x > 0) {
         vec4 s = vec4(0.0);
