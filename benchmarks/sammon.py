@@ -109,9 +109,9 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
     rng = np.random.default_rng(n)
     X = rng.uniform(0, 255, (n, dims)).astype(np.float32)
     Y0 = rng.uniform(0, 255, (n, 3)).astype(np.float32)
-    old = sm.LOOP_BUDGET
-    if loop_budget:
-        sm.LOOP_BUDGET = int(loop_budget)
+    own = None
+    if loop_budget:  # a device with a forced loop cap: the engine cuts the sweep further
+        own = dev = sg.Device(loop_cap=int(loop_budget), timing=dev.timing)
     try:
         est = Sammon(n_components=3, n_iter=1, step="source", init=Y0, layout=layout,
                      cache=False, split=chunks or "auto", tol=None, device=dev)
@@ -150,7 +150,8 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
         finally:
             run.release()
     finally:
-        sm.LOOP_BUDGET = old
+        if own is not None:
+            own.release()
 
 
 def run_variant(dev, X, Y0, layout, cache, iters, budget, step="source", split="auto"):

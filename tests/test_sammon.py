@@ -4,7 +4,8 @@ import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.engine import plans
-from shadergpgpu.algorithms.sammon import Sammon, min_chunks, pca_init
+from shadergpgpu.algorithms import sammon as sm
+from shadergpgpu.algorithms.sammon import Sammon, pca_init
 
 
 # ---- an independent float64 reference of eq. 1, 3 and 4 -------------------------------------
@@ -137,32 +138,154 @@ def test_digits_default_within_5pct_of_converged_reference(dev):
     assert abs(E - s.stress_) < 1e-4 * E
 
 
+def _plan_rows(dev, s, n, n_features, **kw):
+    plan = plans.get_plan("sammon/fit")
+    return plans.compare(plan, dev.counter.snapshot(), n=n, n_features=n_features,
+                         layout=s.layout, n_evals=s.n_iter_, split=s.split, cached=s.cached_,
+                         n_rejects=s.n_rejected_, adaptive=s.step == "adaptive",
+                         loop_cap=dev.loop_cap, **kw)
+
+
 def test_pass_plan_matches_counter(dev, random500):
     X, Y0 = random500
     X, Y0 = X[:200], Y0[:200]
-    plan = plans.get_plan("sammon/fit")
     for step, cache, layout in (("source", False, "columns"), ("adaptive", True, "rows")):
         dev.counter.reset()
         s = Sammon(n_iter=7, step=step, learning_rate=50.0, init=Y0, cache=cache,
                    layout=layout, tol=None, split=2, device=dev).fit(X)
-        rows = plans.compare(plan, dev.counter.snapshot(), n=200, n_features=20, layout=layout,
-                             n_evals=s.n_iter_, split=s.split_, cached=cache,
-                             n_rejects=s.n_rejected_, adaptive=step == "adaptive")
+        rows = _plan_rows(dev, s, 200, 20)
         assert all(r["match"] for r in rows), rows
         if step == "source":
             # Hard-coded, independent of the plan helpers: n_iter=7 gives E = 8 evaluations (the
-            # final stress included). setup: 1 row-sum chunk (20 inner iterations x 50 blocks
-            # of 4 points = 1,000 < LOOP_BUDGET) + 2 reduce passes (50 texels -> 4 -> 1, fan-in
-            # 16) = 3; update: 8 evaluations x 2 chunks = 16; stress: 8 x 2 reduce passes = 16.
+            # final stress included). setup: 1 row-sum pass (50 blocks of 4 points x (1 + 20 +
+            # 4) loop iterations = 1,250 < the loop cap) + 2 reduce passes over the 200-texel
+            # stress vector (200 -> 13 -> 1, fan-in 16) = 3; update: 8 evaluations x 2 chunks =
+            # 16; stress: 8 x 2 reduce passes = 16.
             snap = dev.counter.snapshot()
-            assert s.n_iter_ == 8
+            assert s.n_iter_ == 8 and s.split_ == 2
             assert sum(v["passes"] for k, v in snap.items() if k.startswith("sammon/")) \
                 == 3 + 16 + 16 == 35
 
 
-def test_min_chunks_respects_loop_budget():
-    assert min_chunks(10_000, 200, "columns") > min_chunks(10_000, 200, "rows") >= 2
-    assert min_chunks(1000, 8, "cached") == 1
+def test_pass_plan_at_report_size(dev):
+    """The report's configurations at N = 1,000 (the reduce of a 1,000-texel vector takes 3
+    passes, 1000 -> 63 -> 4 -> 1), a few iterations: plan == counter, phase by phase."""
+    from sklearn.datasets import load_digits
+    X = load_digits().data[:1000]
+    Y0 = pca_init(X, 2)
+    snaps = {}
+    for step in ("source", "adaptive"):
+        for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
+            dev.counter.reset()
+            s = Sammon(n_iter=2, step=step, learning_rate=500.0, init=Y0, layout=layout,
+                       cache=cache, tol=None, device=dev).fit(X)
+            rows = _plan_rows(dev, s, 1000, 64)
+            assert all(r["match"] for r in rows), (layout, cache, step, rows)
+            snaps[(layout, cache, step)] = dev.counter.snapshot()
+    # independent: 3 reduce passes per stress sum, one update pass per evaluation
+    snap = snaps[("rows", False, "source")]
+    assert snap["sammon/stress"]["passes"] == 3 * 3
+    assert snap["sammon/update"]["passes"] == 3
+    assert snap["sammon/setup"]["passes"] == 1 + 3
+
+
+def test_sweep_chunks_respect_pass_work():
+    for n, d, src in ((100_000, 200, "rows"), (100_000, 200, "columns"), (30_000, 8, "cached")):
+        chunks = sm.sweep_chunks(n, d, src)
+        units = sm.sweep_units(n, src)
+        assert sum(nb for _, nb in chunks) == units
+        assert all(b0 % sm.sweep_align(src) == 0 for b0, _ in chunks)
+        points = 1 if src == "rows" else 4
+        texels = {"rows": sm.ceil_div(d, 4), "columns": d, "cached": 1}[src]
+        for _, nb in chunks:   # pair-texel fetches of one pass, within one unit's rounding
+            assert n * nb * points * texels <= 4 * sm.PASS_WORK + 8 * n * points * texels
+    assert len(sm.sweep_chunks(100_000, 200, "columns")) > len(sm.sweep_chunks(100_000, 200,
+                                                                                  "rows")) >= 2
+    assert sm.sweep_chunks(1000, 8, "cached") == [(0, 250)]
+    assert sm.sweep_chunks(1001, 8, "rows", split=3) == [(0, 332), (332, 336), (668, 333)]
+
+
+def test_forced_loop_cap_gives_the_uncapped_fit(dev, random500):
+    """A device with a small loop cap cuts every sweep into more passes; the fit is the same."""
+    X, Y0 = random500
+    X, Y0 = X[:120], Y0[:120]
+    small = sg.Device(loop_cap=100)
+    try:
+        for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
+            kw = dict(n_iter=6, step="adaptive", learning_rate=50.0, init=Y0, layout=layout,
+                      cache=cache, tol=None)
+            a = Sammon(device=dev, **kw).fit(X)
+            small.counter.reset()
+            b = Sammon(device=small, **kw).fit(X)
+            assert b.split_ > a.split_   # really cut: rows 3 x 120 points, columns 25 x 30 blocks,
+            #                             cached 5 x 30 blocks > 100
+            assert b.cached_ is cache
+            np.testing.assert_allclose(b.embedding_, a.embedding_, rtol=0, atol=1e-5 *
+                                       np.abs(a.embedding_).max())
+            np.testing.assert_allclose(b.stress_history_, a.stress_history_, rtol=1e-5)
+            assert all(r["match"] for r in _plan_rows(small, b, 120, 20))
+    finally:
+        small.release()
+
+
+def test_loop_cap_too_small_is_refused_by_argument():
+    X = np.random.default_rng(4).normal(size=(40, 120))
+    tiny = sg.Device(loop_cap=100)
+    try:
+        # columns: one block of four points runs 1 + 120 + 4 iterations: no cut can fit
+        with pytest.raises(ValueError, match="fewer features"):
+            Sammon(n_iter=2, layout="columns", cache=False, device=tiny).fit(X)
+        # the distance cache needs 4 x (1 + 30) iterations per texel
+        with pytest.raises(ValueError, match="cache=False"):
+            Sammon(n_iter=2, layout="rows", cache=True, device=tiny).fit(X)
+        # "auto" does not cache then, and the rows sweep (ceil((1 + 30 + 4) / 4) = 9 per point,
+        # cut at multiples of 4 points) is cut into parts of 8 points
+        s = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
+                   device=tiny).fit(X)
+        assert s.cached_ is False and s.split_ == 5
+        r = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
+                   cache=False).fit(X)
+        np.testing.assert_allclose(s.stress_history_, r.stress_history_, rtol=1e-5)
+    finally:
+        tiny.release()
+
+
+def test_programs_bounded(dev):
+    """Sizes are uniforms: 20 fits of random shapes compile a bounded number of programs."""
+    rng = np.random.default_rng(11)
+    before = dev.shaders.compiles
+    for t in range(20):
+        n, d = int(rng.integers(5, 90)), int(rng.integers(1, 40))
+        layout = ("rows", "columns")[t % 2]
+        cache = bool((t // 2) % 2)
+        Sammon(n_components=int(rng.integers(1, 5)), n_iter=3, layout=layout, cache=cache,
+               step=("source", "adaptive")[(t // 4) % 2], device=dev).fit(rng.normal(size=(n, d)))
+    # update (2 sources + cached) x wrapped or not, rowsum x 2, dist x 2, sqnorm, saxpy and
+    # the reduce kernels, each for at most two layout kinds of the inputs
+    assert dev.shaders.compiles - before <= 24, dev.shaders.compiles - before
+
+
+def test_sklearn_estimator_checks():
+    from sklearn.utils.estimator_checks import check_estimator
+    # device=None: the process-wide default device (a Device cannot be pickled, and
+    # check_estimator pickles the estimator)
+    check_estimator(Sammon(n_iter=4))
+
+
+def test_pipeline_and_clone(dev):
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    X = np.random.default_rng(2).normal(size=(40, 5)) * [1, 10, 100, 1, 1]
+    pipe = make_pipeline(StandardScaler(), Sammon(n_iter=20, device=dev))
+    Y = pipe.fit_transform(X)
+    assert Y.shape == (40, 2) and np.isfinite(Y).all()
+    s = pipe[-1]
+    assert s.n_features_in_ == 5
+    Dn = _dn(StandardScaler().fit_transform(X))
+    assert abs(_stress_and_dir(Dn, Y.astype(np.float64))[0] - s.stress_) < 1e-4 * s.stress_
+    c = clone(s)
+    assert c.device is dev and not hasattr(c, "embedding_")
 
 
 def test_fit_transform_and_params(dev):
@@ -171,7 +294,7 @@ def test_fit_transform_and_params(dev):
     Y = s.fit_transform(X)
     assert Y.shape == (30, 3) and Y is s.embedding_
     assert s.get_params()["n_components"] == 3
-    with pytest.raises(ValueError, match="invalid parameter"):
+    with pytest.raises(ValueError, match="Invalid parameter"):
         s.set_params(bogus=1)
 
 
@@ -190,9 +313,11 @@ def test_fit_transform_and_params(dev):
     ({"cache": "yes"}, None, ValueError, "cache"),
     ({"tol": -1.0}, None, ValueError, "tol"),
     ({}, np.array([[1.0, np.nan], [0.0, 1.0]]), ValueError, "NaN"),
-    ({}, np.ones(5), ValueError, "2-D"),
-    ({}, np.ones((1, 3)), ValueError, "at least 2"),
-    ({}, np.array([["a", "b"], ["c", "d"]]), TypeError, "X"),
+    ({}, np.ones(5), ValueError, "2D"),
+    ({}, np.ones((1, 3)), ValueError, "minimum of 2"),
+    ({}, np.array([["a", "b"], ["c", "d"]]), ValueError, "string"),
+    ({"split": 1.5}, None, TypeError, "split"),
+    ({"tol": "small"}, None, TypeError, "tol"),
     ({}, np.ones((4, 3)), ValueError, "coincide"),
 ])
 def test_validation(dev, kwargs, X, exc, msg):
@@ -223,3 +348,13 @@ def test_report_quick(tmp_path):
     for r in rows:
         if r["config"].endswith("/source"):
             assert abs(r["stress end"] - r["numpy float64 end"]) < 1e-4 * r["numpy float64 end"]
+
+
+def test_report_plan_mismatch_is_loud(tmp_path, monkeypatch, capsys):
+    from shadergpgpu.frontends.reports import sammon as report
+    plan = plans.get_plan("sammon/fit")
+    wrong = plan.phases
+    monkeypatch.setattr(plan, "phases", lambda **kw: dict(wrong(**kw), **{"sammon/update": 0}))
+    assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "MISMATCH" in err and "sammon/update" in err

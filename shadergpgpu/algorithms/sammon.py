@@ -16,21 +16,31 @@ How it runs on the engine
   ``prev`` and ``next`` (N x m, m <= 4: one texel per point), the direction ``G`` and the
   per-point stress terms ``S``. Positions, ``G`` and ``S`` share one texture shape: a near-square
   wrap of N texels (a 1 x N strip would leave half of every 2 x 2 fragment quad idle).
-* One render pass per iteration (``shaders/sammon/update.frag``): fragment i owns point i,
-  loops over every j, recomputes (or fetches) dn_ij, and writes three targets at once:
+* Kernels are declared once below (:data:`UPDATE` and :data:`ROWSUM`, one per source,
+  :data:`DIST`, :data:`SQNORM`; the step is :data:`shadergpgpu.engine.builtin.SAXPY`). Sizes
+  reach the shaders as uniforms, so a fit of any N and n compiles the same few programs.
+* One update per iteration (``shaders/algorithms/sammon/update.frag``): fragment i owns point
+  i, loops over every j, recomputes (or fetches) dn_ij, and writes three targets at once:
   ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i``. Then ``prev`` and ``next`` swap
   (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is ``sum_i s_i / sum dn`` by the
   device sum reduction of :mod:`shadergpgpu.ops.reduce`: one float comes back per iteration.
 * Source layouts (``layout=``): ``"rows"`` stores X row-major (``order="row"``, a texel holds
-  four coordinates of one point; the fetch of point i is shared by four pairs) and
-  ``"columns"`` column-major (``order="col"``, a texel holds one coordinate of four consecutive
-  points, so one fetch serves four pairs and neighbouring fragments read the same texel).
+  four coordinates of one point; the sweep visits four consecutive points at a time, so the
+  fetch of point i is shared by four pairs) and ``"columns"``
+  column-major (``order="col"``, a texel holds one coordinate of four consecutive points, so
+  one fetch serves four pairs and neighbouring fragments read the same texel).
 * Cached distances (``cache=``): the constant dn can be computed once into an N x N texture
   (4 N^2 bytes: 0.4 GB at N = 10,000; it cannot hold N = 100,000) so that an iteration reads one
   texel per four pairs instead of recomputing n-dimensional distances.
-* Split sweep (``split=``): the loop over j can be cut into k chunks, one pass each, summed
-  into the three targets by additive blending; the first chunk adds ``prev``. The update is still
-  exactly eq. 3 (only the order of the float additions changes).
+* The j sweep is the kernels' :class:`~shadergpgpu.engine.kernels.Split` range (points for
+  ``"rows"``, cut at multiples of 4; packed columns of four points otherwise), with a loop cost
+  per unit that depends on n (:func:`block_cost`). It is cut in two ways, every part one
+  pass summed into the three targets by additive blending (the first adds ``prev``): into
+  *chunks* here, to keep one pass under :data:`PASS_WORK` (long draws on the NVIDIA driver),
+  under about 8,192 points, and into at least ``split`` parts; and by the engine, when one
+  fragment's loop would pass the device's loop cap (``dev.loop_cap``: 65,535 on llvmpipe).
+  The update is still exactly eq. 3 (only the order of the float additions changes).
+  :func:`plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
 
 Why a full sweep instead of the source's half sweep
 --------------------------------------------------
@@ -64,14 +74,17 @@ the stress uses the exact dm.
 from __future__ import annotations
 
 import math
-import numbers
 import time
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import validate_data
 
-from ..engine.arrays import as_float32
+from ..engine import validation as _v
+from ..engine.builtin import SAXPY
+from ..engine.kernels import In, Split, declare
 from ..engine.layout import Layout
-from ..engine.limits import LOOP_BUDGET, ceil_div
+from ..engine.limits import ceil_div
 from ..engine.plans import PassPlan, register_plan
 from ..ops import reduce as _reduce
 
@@ -85,87 +98,174 @@ GROW, SHRINK = 1.2, 0.5
 WARMUP_GROW = 2.0
 DM_FLOOR = 1e-6
 
-
-#: Most fragment-loop iterations (fragments x iterations) one pass may run. On the H200 through
-#: EGL, passes of 4 s (N = 100,000 in 4 chunks) came back with wrong sums while passes of ~1.3 s
-#: (6e9 iterations, 21 chunks) were verified against float64 rows; this keeps N > 100,000 there.
+#: Most work one pass may run, in pair-texel fetches (fragments x pairs x texels fetched per
+#: pair, four pairs sharing a fetch where they do). On the H200 through EGL, passes of 4 s
+#: (N = 100,000 in 4 chunks) came back with wrong sums while passes of ~1.3 s (6e9 units, 21
+#: chunks) were verified against float64 rows; this keeps N > 100,000 there.
 PASS_WORK = 6_000_000_000
+#: The "auto" split keeps about this many points j per pass at most.
+AUTO_POINTS = 8192
+
+#: Values of the shaders' SOURCE define (the three ways the source lives on the device).
+SOURCES = {"rows": 0, "columns": 1, "cached": 2}
 
 
-def min_chunks(n_points: int, n_features: int, source: str) -> int:
-    """Fewest chunks of the j sweep that keep one fragment's loop under LOOP_BUDGET and one
-    pass under PASS_WORK.
+# ---- loop work --------------------------------------------------------------------------------
+def sweep_units(n_points: int, source: str) -> int:
+    """Length of the j sweep (the kernels' split range): points for "rows" (visited four at a
+    time, cuts at multiples of 4), packed columns of four points otherwise."""
+    return int(n_points) if source == "rows" else ceil_div(n_points, 4)
 
-    source: "rows", "columns" or "cached" (inner iterations per block of 4 points j:
-    ceil(n/4), n or 1).
+
+def sweep_align(source: str) -> int:
+    return 4 if source == "rows" else 1
+
+
+def block_cost(source: str, n_features: int) -> int:
+    """Loop iterations one fragment runs per unit of the sweep (nested loops counted
+    together): per block of four points, its own iteration, the coordinate loop of the
+    distances and the loop over the four pairs; for "rows" (a unit is one point) a quarter of
+    that, rounded up."""
+    inner = {"rows": ceil_div(n_features, 4), "columns": int(n_features), "cached": 0}[source]
+    per_block = 1 + inner + 4
+    return ceil_div(per_block, 4) if source == "rows" else per_block
+
+
+def _cost(source):
+    if source == "cached":
+        return lambda a: block_cost("cached", 0)
+    return lambda a: block_cost(source, a.X.cols)
+
+
+def _dist_loop(a) -> int:
+    """DIST: the distances of one texel's lanes (one coordinate loop per lane for "rows", one
+    shared loop for "columns")."""
+    if int(a.defines["SOURCE"]) == SOURCES["rows"]:
+        return 4 * (1 + ceil_div(a.X.cols, 4))
+    return 1 + a.X.cols
+
+
+def _split(source):
+    return Split("blk", length=lambda a: a.uniforms["n_blk"], cost=_cost(source),
+                 align=sweep_align(source))
+
+
+_HINT = "use fewer features (n), or cache=False"
+_UPDATE_UNIFORMS = {"mu": "float", "keep_prev": "float", "dm_floor": "float", "blk0": "int",
+                    "n_blk": "int"}
+
+#: One Sammon iteration over the sweep units blk0 + [0, n_blk), per source (distances
+#: recomputed from row-major or column-major X, or read from the cached N x N matrix D).
+UPDATE = {
+    src: declare("algorithms/sammon/update.frag",
+                 inputs={("D" if src == "cached" else "X"):
+                         In(packed=True, order="col" if src == "columns" else "row"),
+                         "Y": In(like="OUT0")},
+                 outputs=3, uniforms=_UPDATE_UNIFORMS, defines={"SOURCE": SOURCES[src]},
+                 split=_split(src), name=f"sammon/update-{src}", hint=_HINT)
+    for src in SOURCES}
+#: Row sums of dn over the sweep units blk0 + [0, n_blk) (eq. 4's sum when nothing is cached).
+ROWSUM = {
+    src: declare("algorithms/sammon/rowsum.frag",
+                 inputs={"X": In(packed=True, order="col" if src == "columns" else "row")},
+                 uniforms={"blk0": "int", "n_blk": "int"}, defines={"SOURCE": SOURCES[src]},
+                 split=_split(src), name=f"sammon/rowsum-{src}", hint=_HINT)
+    for src in ("rows", "columns")}
+#: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1).
+DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
+               defines={"SOURCE": SOURCES["rows"]}, loop=_dist_loop, name="sammon/dist",
+               hint="use cache=False (the distances are then recomputed per block)")
+#: |G_i|^2 per point (adaptive step: the squared norm of the direction with a sum).
+SQNORM = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, order="row")},
+                 name="sammon/sqnorm")
+
+
+def sweep_chunks(n_points: int, n_features: int, source: str, split="auto") -> list:
+    """Chunks ``(blk0, n_blk)`` of the j sweep (in :func:`sweep_units`), one prepared pass each
+    (the engine may cut a chunk further for the loop cap): enough that one pass stays under
+    :data:`PASS_WORK`, at least ``split`` (an int), or for "auto" about :data:`AUTO_POINTS`
+    points a pass at most.
+
+    source: "rows", "columns" or "cached".
     """
-    inner = {"rows": ceil_div(n_features, 4), "columns": n_features, "cached": 1}[source]
-    blocks_per_pass = max(1, min(LOOP_BUDGET // max(inner, 1),
-                                 PASS_WORK // max(inner * n_points, 1)))
-    return max(1, ceil_div(ceil_div(n_points, 4), blocks_per_pass))
-
-
-def _auto_split(n_points: int, n_features: int, source: str) -> int:
-    """Chunks of the j sweep: the loop limit, and about 8,192 points a pass at most."""
-    return max(ceil_div(n_points, 8192), min_chunks(n_points, n_features, source))
-
-
-def _chunks(n_points: int, k: int) -> list:
-    """k chunks [a, b) of 0..n_points, boundaries at multiples of 4."""
-    blocks = ceil_div(n_points, 4)
-    k = max(1, min(int(k), blocks))
-    bounds = [4 * ((blocks * t) // k) for t in range(k + 1)]
-    bounds[-1] = n_points
-    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-
-
-def _plan_phases(n, n_features, layout="rows", n_evals=1, split=1, cached=False, n_rejects=0,
-                 adaptive=False, fanin=None):
-    fanin = fanin or _reduce.DEFAULT_FANIN
-    red_n = _reduce.passes(n, fanin)
-    if cached:
-        setup = 1 + _reduce.passes(n * n, fanin)
+    units = sweep_units(n_points, source)
+    align = sweep_align(source)
+    groups = ceil_div(units, align)
+    # pair-texel fetches of one full sweep: N fragments x N points x fetches per pair
+    texels = {"rows": ceil_div(n_features, 4), "columns": int(n_features), "cached": 1}[source]
+    k = ceil_div(n_points * n_points * texels, 4 * PASS_WORK)
+    if split == "auto":
+        k = max(k, ceil_div(n_points, AUTO_POINTS))
     else:
-        setup = min_chunks(n, n_features, layout) + red_n
+        k = max(k, int(split))
+    k = max(1, min(k, groups))
+    bounds = [align * ((groups * t) // k) for t in range(k + 1)]
+    bounds[-1] = units
+    return [(a, b - a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def _plan_layouts(n, n_features, source, max_size):
+    order = "col" if source == "columns" else "row"
+    if source == "cached":
+        return {"D": Layout(n, n, True, "row", max_size)}
+    return {"X": Layout(n, n_features, True, order, max_size)}
+
+
+def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 20) -> int:
+    """Passes the sweep of ``kernel`` draws over ``chunks`` under ``loop_cap``."""
+    lays = _plan_layouts(n, n_features, source, max_size)
+    total = 0
+    for b0, nb in chunks:
+        u = {"blk0": b0, "n_blk": nb}
+        total += max(1, len(kernel.slices(lays, u, {"SOURCE": SOURCES[source]}, loop_cap)))
+    return total
+
+
+def _sum_passes(texels: int, fanin) -> int:
+    return _reduce.passes(texels, fanin or _reduce.DEFAULT_FANIN, packed=False)
+
+
+def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
+                n_rejects=0, adaptive=False, loop_cap=None, fanin=None):
+    """Passes of one fit per phase (registered as plan ``sammon/fit``).
+
+    n, n_features : the data's shape; layout : "rows" / "columns"; n_evals : update
+    evaluations (``n_iter_``); split : the estimator's ``split`` parameter; cached : whether
+    the distances were cached (``cached_``); n_rejects : ``n_rejected_``; adaptive : step
+    "adaptive"; loop_cap : the device's ``loop_cap``; fanin : the sum reduction's fan-in.
+    """
+    n, n_features = int(n), int(n_features)
+    red = _sum_passes(n, fanin)                       # S and V: one texel per point
+    if cached:
+        setup = 1 + _sum_passes(n * ceil_div(n, 4), fanin)
+        update = sweep_passes(UPDATE["cached"], n, n_features, "cached",
+                              sweep_chunks(n, n_features, "cached", split), loop_cap)
+    else:
+        setup = sweep_passes(ROWSUM[layout], n, n_features, layout,
+                             sweep_chunks(n, n_features, layout, 1), loop_cap) + red
+        update = sweep_passes(UPDATE[layout], n, n_features, layout,
+                              sweep_chunks(n, n_features, layout, split), loop_cap)
     out = {"sammon/setup": setup,
-           "sammon/update": n_evals * split,
-           "sammon/stress": n_evals * red_n}
+           "sammon/update": int(n_evals) * update,
+           "sammon/stress": int(n_evals) * red}
     if adaptive:
-        out["sammon/step"] = 1 + red_n + 1 + n_rejects
+        out["sammon/step"] = 1 + red + 1 + int(n_rejects)
     return out
 
 
 register_plan(PassPlan(
     name="sammon/fit",
-    formula="setup: 1 + R(N^2) cached, else c + R(N); update: E * k; stress: E * R(N); "
+    formula="setup: 1 + R(N ceil(N/4)) cached, else c + R(N); update: E * k; stress: E * R(N); "
             "adaptive step: 2 + R(N) + rejects  (E = evaluations incl. the final stress, "
-            "k = chunks of the j sweep, c = chunks of the dn row sums, R(x) = sum passes)",
-    phases=_plan_phases,
+            "k = passes of one j sweep (chunks, each cut for the loop cap), c = passes of the "
+            "dn row sums, R(t) = sum passes over t texels)",
+    phases=plan_phases,
     notes="setup: distance cache (or row sums of dn) and its sum; update: the gather passes of "
-          "eq. 3 (one per chunk of the j sweep); stress: one device sum per evaluated position "
+          "eq. 3 (one per part of the j sweep); stress: one device sum per evaluated position "
           "set; step (adaptive only): |G|^2 pass and its sum, first step, one step pass per "
           "rejected candidate",
     params=("n", "n_features", "layout", "n_evals", "split", "cached", "n_rejects",
-            "adaptive")))
-
-
-def _check_int(name, v, lo, hi=None):
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(v).__name__}")
-    if v < lo or (hi is not None and v > hi):
-        rng = f">= {lo}" if hi is None else f"in {lo}..{hi}"
-        raise ValueError(f"{name} must be {rng}, got {v}")
-    return int(v)
-
-
-def _check_float(name, v, positive=True, allow_zero=False):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
-    v = float(v)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite {'non-negative' if allow_zero else 'positive'}"
-                         f" number, got {v}")
-    return v
+            "adaptive", "loop_cap", "fanin")))
 
 
 def pca_init(X: np.ndarray, n_components: int) -> np.ndarray:
@@ -179,8 +279,11 @@ def pca_init(X: np.ndarray, n_components: int) -> np.ndarray:
     return Y
 
 
-class Sammon:
-    """Sammon mapping on the GPU (scikit-learn manner: ``fit``, ``fit_transform``).
+class Sammon(TransformerMixin, BaseEstimator):
+    """Sammon mapping on the GPU, a scikit-learn transformer (``fit``, ``fit_transform``).
+
+    Like :class:`sklearn.manifold.TSNE` it embeds the training data only: there is no
+    ``transform`` of new points.
 
     Parameters
     ----------
@@ -196,18 +299,20 @@ class Sammon:
         less than ``tol`` relative; fixed step: when the stress changes by less than that.
     step : "adaptive" (default) or "source" (eq. 3 with eq. 4's mu at every iteration).
     cache : "auto" (default), True or False: keep the N x N source distances in a texture
-        ("auto": when they take at most 1 GiB and fit the texture limit).
-    split : "auto" or an int >= 1: chunks of the j sweep (one blended pass each).
+        ("auto": when they take at most 1 GiB, fit the texture limit and the loop cap).
+    split : "auto" or an int >= 1: at least this many passes per sweep of j.
     device : a :class:`shadergpgpu.Device`; default the process-wide one.
 
     Attributes
     ----------
     embedding_ : (N, n_components) float32 array.
+    n_features_in_ : number of source features n.
     stress_ : float, Sammon stress (eq. 1) of ``embedding_`` (float32 device sums).
     stress_history_ : list of float, stress of the start and of every accepted iterate.
-    n_iter_ : update passes run (evaluations). ``n_rejected_``: rejected candidates.
+    n_iter_ : update evaluations run. ``n_rejected_``: rejected candidates.
     mu_ : eq. 4's mu for ``learning_rate``; ``step_`` : last step length used.
-    cached_ , split_ : what the fit used.
+    cached_ : whether the distances were cached; ``split_`` : passes per sweep of j;
+    ``chunks_`` : chunks of the sweep before the loop-cap cuts.
     timings_ : {"setup_s": seconds for the source distances and their sum, "eval_s": wall
         seconds of each update pass + stress sum + its one-float readback}.
     """
@@ -227,82 +332,53 @@ class Sammon:
         self.split = split
         self.device = device
 
-    # ---- scikit-learn plumbing ----------------------------------------------------------
-    def get_params(self, deep=True):
-        return {k: getattr(self, k) for k in ("n_components", "n_iter", "learning_rate", "init",
-                                             "random_state", "layout", "tol", "step", "cache",
-                                             "split", "device")}
-
-    def set_params(self, **params):
-        valid = self.get_params()
-        for k, v in params.items():
-            if k not in valid:
-                raise ValueError(f"invalid parameter {k!r} for Sammon")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self):
-        return f"Sammon(n_components={self.n_components!r}, n_iter={self.n_iter!r}, " \
-               f"step={self.step!r}, layout={self.layout!r})"
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # The embedding is float32 whatever the input (device textures are RGBA32F).
+        tags.transformer_tags.preserves_dtype = ["float32"]
+        return tags
 
     # ---- validation ----------------------------------------------------------------------
-    def _validate(self, X):
-        m = _check_int("n_components", self.n_components, 1, 4)
-        _check_int("n_iter", self.n_iter, 1)
-        _check_float("learning_rate", self.learning_rate)
+    def _check_params(self):
+        _v.integer(self.n_components, "n_components", 1, 4)
+        _v.integer(self.n_iter, "n_iter", 1)
+        _v.real(self.learning_rate, "learning_rate", 0, closed="neither")
         if self.tol is not None:
-            _check_float("tol", self.tol, allow_zero=True)
-        if self.layout not in ("rows", "columns"):
-            raise ValueError(f"layout must be 'rows' or 'columns', got {self.layout!r}")
-        if self.step not in ("adaptive", "source"):
-            raise ValueError(f"step must be 'adaptive' or 'source', got {self.step!r}")
-        if not (self.cache == "auto" or isinstance(self.cache, bool)):
+            _v.real(self.tol, "tol", 0)
+        _v.choice(self.layout, "layout", ("rows", "columns"))
+        _v.choice(self.step, "step", ("adaptive", "source"))
+        if not (isinstance(self.cache, (bool, np.bool_)) or
+                (isinstance(self.cache, str) and self.cache == "auto")):
             raise ValueError(f"cache must be 'auto', True or False, got {self.cache!r}")
-        if self.split != "auto":
-            _check_int("split", self.split, 1)
-        if hasattr(X, "device") and hasattr(X, "layout") and hasattr(X, "get"):
-            raise TypeError("X: pass a numpy array (Sammon reads the source points once)")
-        X = as_float32(X, "X")
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D array (n_samples, n_features), got shape {X.shape}")
-        n, d = X.shape
-        if n < 2:
-            raise ValueError(f"X must hold at least 2 samples, got {n}")
-        if d < 1:
-            raise ValueError("X must have at least one feature")
-        if not np.isfinite(X).all():
-            raise ValueError("X contains NaN or infinity")
+        if not (isinstance(self.split, str) and self.split == "auto"):
+            _v.integer(self.split, "split", 1)
         if isinstance(self.init, str):
-            if self.init not in ("pca", "random"):
-                raise ValueError(f"init must be 'pca', 'random' or an array, got {self.init!r}")
-        else:
-            Y0 = np.asarray(self.init)
-            if Y0.dtype.kind not in "biuf":
-                raise TypeError(f"init: expected a real numeric array, got dtype {Y0.dtype}")
-            if Y0.shape != (n, m):
-                raise ValueError(f"init array must have shape {(n, m)}, got {Y0.shape}")
-            if not np.isfinite(Y0).all():
-                raise ValueError("init contains NaN or infinity")
-        return X, m
+            _v.choice(self.init, "init", ("pca", "random"))
 
     def _start(self, X, m):
+        n = X.shape[0]
         if isinstance(self.init, str) and self.init == "pca":
             return pca_init(X, m)
         if isinstance(self.init, str):
             rng = np.random.default_rng(self.random_state)
             Xc = X.astype(np.float64) - X.mean(axis=0)
             scale = float(np.sqrt((Xc ** 2).sum(axis=1).mean()))
-            return rng.standard_normal((X.shape[0], m)) * (scale / math.sqrt(m) or 1.0)
+            return rng.standard_normal((n, m)) * (scale / math.sqrt(m) or 1.0)
+        Y0 = _v.array(self.init, "init")
+        if Y0.shape != (n, m):
+            raise ValueError(f"init array must have shape {(n, m)}, got {Y0.shape}")
         return np.asarray(self.init, dtype=np.float64)
 
     # ---- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None):
-        X, m = self._validate(X)
+        """Embed X (n_samples >= 2, n_features); sets ``embedding_`` and the other attributes."""
+        self._check_params()
+        if hasattr(X, "device") and hasattr(X, "layout") and hasattr(X, "get"):
+            raise TypeError("X: pass a host array (Sammon reads the source points once)")
+        X = validate_data(self, X, dtype=np.float32, ensure_min_samples=2)
+        m = int(self.n_components)
         Y0 = self._start(X, m)
-        dev = self.device
-        if dev is None:
-            from ..engine.device import get_device
-            dev = get_device()
+        dev = _v.pick_device(self.device, ())
         run = _Run(dev, X, Y0, self)
         try:
             run.fit()
@@ -311,6 +387,7 @@ class Sammon:
         return self
 
     def fit_transform(self, X, y=None):
+        """Fit and return ``embedding_``."""
         return self.fit(X).embedding_
 
 
@@ -328,6 +405,21 @@ class _Run:
             self.release()
             raise
 
+    def _use_cache(self, n, d, order):
+        dev, cache = self.dev, self.est.cache
+        fits = self._fits((n, n))
+        if cache == "auto":
+            if not (4 * n * n <= CACHE_AUTO_BYTES and fits):
+                return False
+            lays = {"X": Layout(n, d, True, order, dev.max_texture_size),
+                    "OUT": Layout(n, n, True, "row", dev.max_texture_size)}
+            loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[self.est.layout]})[0]
+            return dev.loop_cap is None or loop <= dev.loop_cap
+        if cache and not fits:
+            raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
+                             f"{dev.max_texture_size}-texel texture limit")
+        return bool(cache)
+
     def _setup(self, dev, X, Y0, est):
         t_setup = time.perf_counter()
         self.eval_s = []
@@ -337,43 +429,28 @@ class _Run:
         order = "row" if est.layout == "rows" else "col"
         self.X = self._keep(dev.array(X, packed=True, order=order, name="X"))
         # Positions, direction and stress terms: one texel per point, near-square wrap.
-        w = max(1, math.isqrt(n - 1) + 1)
-        if w > dev.max_texture_size:
-            w = dev.max_texture_size
+        w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
         self.pos_layout = Layout(n, self.m, True, "row", w)
         self.vec_layout = Layout(n, 1, True, "row", w)
-        Y0 = Y0.astype(np.float32)
-        self.Y = [self._new((n, self.m), self.pos_layout) for _ in range(3)]
-        self.Y[0].set(Y0)
-        self.G = [self._new((n, self.m), self.pos_layout) for _ in range(2)]
-        self.S = self._new((n, 1), self.vec_layout)
-        self.V = self._new((n, 1), self.vec_layout)
-        # Source distances: cached texture or recomputed.
-        cache = est.cache
-        if cache == "auto":
-            cache = 4 * n * n <= CACHE_AUTO_BYTES and self._fits((n, n))
-        elif cache and not self._fits((n, n)):
-            raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
-                             f"{dev.max_texture_size}-texel texture limit")
-        self.cached = bool(cache)
+        self.Y = [self._keep(dev.alloc(self.pos_layout)) for _ in range(3)]
+        self.Y[0].set(Y0.astype(np.float32))
+        self.G = [self._keep(dev.alloc(self.pos_layout)) for _ in range(2)]
+        self.S = self._keep(dev.alloc(self.vec_layout))
+        self.V = self._keep(dev.alloc(self.vec_layout))
+        self.cached = self._use_cache(n, d, order)
         source = "cached" if self.cached else est.layout
-        need = min_chunks(n, d, source)
-        self.split = _auto_split(n, d, source) if est.split == "auto" else max(int(est.split),
-                                                                                need)
-        self.chunks = _chunks(n, self.split)
-        self.split = len(self.chunks)
-        src_defines = {"SRC_COLS": 1} if order == "col" else {}
+        self.chunks = sweep_chunks(n, d, source, est.split)
         with dev.phase("sammon/setup"):
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
-                dev.run("sammon/dist.frag", self.D, inputs={"X": self.X}, defines=src_defines)
+                dev.run(DIST, self.D, inputs={"X": self.X},
+                        defines={"SOURCE": SOURCES[est.layout]})
                 sum_dn = _reduce.total(dev, self.D)
                 src_inputs = {"D": self.D}
-                src_defines = {"SRC_CACHED": 1}
             else:
-                for k, (a, b) in enumerate(_chunks(n, min_chunks(n, d, est.layout))):
-                    dev.run("sammon/rowsum.frag", self.V, inputs={"X": self.X},
-                            uniforms={"j0": a, "j1": b}, defines=src_defines, blend=k > 0)
+                for k, (b0, nb) in enumerate(sweep_chunks(n, d, est.layout, 1)):
+                    dev.run(ROWSUM[est.layout], self.V, inputs={"X": self.X},
+                            uniforms={"blk0": b0, "n_blk": nb}, blend=k > 0)
                 sum_dn = _reduce.total(dev, self.V)
                 src_inputs = {"X": self.X}
         if not sum_dn > 0 or not math.isfinite(sum_dn):
@@ -384,33 +461,31 @@ class _Run:
         pairs = n * (n - 1)
         self.dm_floor = DM_FLOOR * sum_dn / pairs
         self.mu_source = 2.0 * float(est.learning_rate) / sum_dn
-        # The update passes: first chunk writes, the others add (blend).
+        # The update passes: the first chunk writes (and adds prev), the others add (blend).
         self.passes = []
-        for k, (a, b) in enumerate(self.chunks):
-            inputs = dict(src_inputs, Y=self.Y[0])
-            p = dev.prepare("sammon/update.frag", [self.Y[1], self.G[0], self.S], inputs=inputs,
-                            uniforms={"j0": a, "j1": b, "keep_prev": 1.0 if k == 0 else 0.0,
+        for k, (b0, nb) in enumerate(self.chunks):
+            p = dev.prepare(UPDATE[source], [self.Y[1], self.G[0], self.S],
+                            inputs=dict(src_inputs, Y=self.Y[0]),
+                            uniforms={"blk0": b0, "n_blk": nb,
+                                      "keep_prev": 1.0 if k == 0 else 0.0,
                                       "dm_floor": self.dm_floor, "mu": 0.0},
-                            defines=src_defines, blend=k > 0)
+                            blend=k > 0)
             self.passes.append(p)
+        self.split = sum(p.passes_per_run for p in self.passes)
         self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
         self._chains.append(self.stress_sum)
-        self.stress_sum.bind(self.S)
 
     # ---- helpers ---------------------------------------------------------------------------
     def _fits(self, shape):
         try:
             self.dev.layout(shape, True, "row")
             return True
-        except Exception:
+        except ValueError:
             return False
 
     def _keep(self, a):
         self._arrays.append(a)
         return a
-
-    def _new(self, shape, layout):
-        return self._keep(self.dev._new(shape, layout))
 
     def release(self):
         for c in self._chains:
@@ -421,7 +496,8 @@ class _Run:
         self._arrays.clear()
 
     def evaluate(self, y_in, y_out, g_out, mu):
-        """One update (all chunks) from y_in; returns the stress of y_in (one float read)."""
+        """One update (all passes of the sweep) from y_in; returns the stress of y_in (one
+        float read)."""
         dev = self.dev
         t0 = time.perf_counter()
         with dev.phase("sammon/update"):
@@ -444,18 +520,20 @@ class _Run:
         est.mu_ = self.mu_source
         est.cached_ = self.cached
         est.split_ = self.split
+        est.chunks_ = len(self.chunks)
         est.timings_ = {"setup_s": self.setup_s, "eval_s": list(self.eval_s)}
 
     def _finish(self, y, history, n_evals, rejected, step):
         est = self.est
-        est.embedding_ = y.get().astype(np.float32)
+        emb = y.get().astype(np.float32)
+        if not np.isfinite(emb).all():  # pragma: no cover - guarded by the clamps
+            raise FloatingPointError("the embedding became non-finite; lower learning_rate")
+        est.embedding_ = emb
         est.stress_ = float(history[-1])
         est.stress_history_ = [float(v) for v in history]
         est.n_iter_ = n_evals
         est.n_rejected_ = rejected
         est.step_ = float(step)
-        if not np.isfinite(est.embedding_).all():  # pragma: no cover - guarded by the clamps
-            raise FloatingPointError("the embedding became non-finite; lower learning_rate")
 
     def _fit_source(self):
         est, mu = self.est, self.mu_source
@@ -479,7 +557,7 @@ class _Run:
         e_a = self.evaluate(ya, yb, ga, 0.0)
         n_evals, history = 1, [e_a]
         with dev.phase("sammon/step"):
-            dev.run("sammon/sqnorm.frag", self.V, inputs={"G": ga})
+            dev.run(SQNORM, self.V, inputs={"G": ga})
             g2 = _reduce.total(dev, self.V)
         y0 = self._y0
         spread = float(np.sqrt(((y0 - y0.mean(axis=0)) ** 2).sum() / self.n))
@@ -494,7 +572,7 @@ class _Run:
         else:  # every start position equal: any move is a start
             step = 1.0 / max(rms_g, 1e-30)
         with dev.phase("sammon/step"):
-            dev.run("engine/saxpy.frag", yb, inputs={"X": ga, "Y": ya}, uniforms={"alpha": step})
+            dev.run(SAXPY, yb, inputs={"X": ga, "Y": ya}, uniforms={"alpha": step})
         rejected, streak = 0, 0
         while n_evals < est.n_iter:
             # Evaluate candidate yb; its own update (with the grown step) goes to yc.
@@ -518,8 +596,7 @@ class _Run:
                 if streak > 30:
                     break
                 with dev.phase("sammon/step"):
-                    dev.run("engine/saxpy.frag", yb, inputs={"X": ga, "Y": ya},
-                            uniforms={"alpha": step})
+                    dev.run(SAXPY, yb, inputs={"X": ga, "Y": ya}, uniforms={"alpha": step})
         self._finish(ya, history, n_evals, rejected, step)
 
 

@@ -10,6 +10,8 @@ same rule (:func:`shadergpgpu.algorithms.sammon.reference_fit`).
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .common import (Progress, device_meta, markdown_table, parser, plot_lines,
@@ -41,8 +43,8 @@ def main(argv=None) -> int:
                        cache=cache, tol=None, device=dev).fit(X)
             snap = dev.counter.snapshot()
             params = dict(n=n, n_features=X.shape[1], layout=layout, n_evals=s.n_iter_,
-                          split=s.split_, cached=cache, n_rejects=s.n_rejected_,
-                          adaptive=step == "adaptive")
+                          split=s.split, cached=s.cached_, n_rejects=s.n_rejected_,
+                          adaptive=step == "adaptive", loop_cap=dev.loop_cap)
             cmp = plans.compare(plan, snap, **params)
             for r in cmp:
                 plan_rows.append({"config": f"{layout}/{'cached' if cache else 'recompute'}/"
@@ -76,5 +78,12 @@ def main(argv=None) -> int:
                    {k: ([x + 1 for x in xs], ys) for k, (xs, ys) in series.items()},
                    "accepted iterate + 1", "Sammon stress", "Stress history (digits)")
     print("\n".join(text))
-    ok = all(r["plan matches"] for r in rows)
-    return 0 if ok else 1
+    bad = [r for r in plan_rows if r["match"] is not True]
+    for r in bad:
+        print(f"MISMATCH sammon plan {r['config']} {r['phase']}: plan {r['expected']}, "
+              f"counted {r['measured']}", file=sys.stderr)
+    if bad:
+        print(f"MISMATCH: {len(bad)} pass-plan row(s) of `sammon/fit` disagree with the pass "
+              "counter (see above)", file=sys.stderr)
+        return 1
+    return 0

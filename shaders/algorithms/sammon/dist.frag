@@ -1,11 +1,21 @@
-// The cached source distances: OUT (N x N, packed row-major) texel (i, jg) holds
-// dn(i, 4jg .. 4jg+3). Lanes past the last point are written as 0 (padding).
+// The cached source distances: OUT (N x N, packed row-major) lane (i, j) = dn(i, j); padding
+// lanes are written as 0.
 #include "source_dist.glsl"
 
 void main() {
+#if SOURCE == SRC_COLS
+    // OUT's packed column b holds the same four points as X's: one fetch per coordinate.
     ivec2 q = OUT_grid();
-    int jb = q.y * 4;
-    vec4 d = src_dist4(q.x, jb);
-    bvec4 ok = lessThan(ivec4(jb) + ivec4(0, 1, 2, 3), ivec4(OUT_ROWS));
-    OUT = OUT_inside() ? mix(vec4(0.0), d, ok) : vec4(0.0);
+    ivec4 j;
+    vec4 d = src_block(q.x, q.y, j);
+    OUT = mix(vec4(0.0), d, OUT_lanes());
+#else
+    vec4 d = vec4(0.0);
+    for (int l = 0; l < 4; ++l) {
+        if (!OUT_live(l)) continue;
+        ivec2 p = OUT_pos(l);
+        d[l] = src_dist1(p.x, p.y);
+    }
+    OUT = d;
+#endif
 }
