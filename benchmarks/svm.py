@@ -36,7 +36,7 @@ def copy_bandwidth(dev, texels: int) -> float:
     x = dev.empty((side, 4 * side))
     y = dev.empty((side, 4 * side))
     dev.fill(x, 1.0)
-    p = dev.prepare("engine/copy.frag", y, inputs={"X": x})
+    p = dev.prepare(sg.builtin.COPY, y, inputs={"X": x})
     reps = 20
     sec = time_call(lambda: [p.run() for _ in range(reps)], dev.finish, repeat=5) / reps
     x.release()
@@ -70,7 +70,9 @@ def reduction_rates(dev, n: int, fanins):
     reps = 10
     for F in fanins:
         for kind, fn in (("argmax", lambda: R.argmax_device(dev, x, fanin=F).release()),
-                         ("sum", lambda: R.total_device(dev, x, F).release())):
+                         ("sum", lambda: R.total_device(dev, x, F).release()),
+                         ("dot (ReductionKernel)",
+                          lambda: R.DOT.run_device(dev, (x, x), fanin=F).release())):
             sec = time_call(lambda: [fn() for _ in range(reps)], dev.finish, repeat=5) / reps
             rows.append({"kind": kind, "fanin": F, "passes": R.passes(n, F),
                          "ms": sec * 1e3, "GRed/s": n / sec / 1e9})

@@ -17,6 +17,12 @@ vectors; each iteration is
    ``y_t (y_i dalpha_i K_ti + y_j dalpha_j K_tj)`` to ``G_t``, and writes the two new alphas.
 
 No full-vector readback happens inside the loop; ``G`` is read once at the end for the bias.
+
+Loop budget: the update and objective passes walk all features in one fragment. Past the
+device's loop cap (llvmpipe: ``ceil(n_features / 4) > 65,535``, i.e. more than 262,140
+features) the squared distances are summed by split kernels over several blended passes and
+the exponential is applied in one more pass (:mod:`shadergpgpu.ops.rbf`); below the cap the
+fused single passes run unchanged. The pass plan ``svm/smo`` counts both paths.
 Multi-class problems are split one-vs-one as libsvm does; the fitted attributes follow
 scikit-learn's ``SVC`` (``classes_, support_, support_vectors_, n_support_, dual_coef_,
 intercept_, n_iter_``).
@@ -27,16 +33,61 @@ import time
 import warnings
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..ops import reduce as _reduce
+from ..engine import validation as val
+from ..engine.kernels import In, Split, declare
 from ..engine.limits import ceil_div
 from ..engine.plans import PassPlan, register_plan
-from ..ops.rbf import RBFData, check_points, rbf_matrix_host
+from ..ops import reduce as _reduce
+from ..ops.rbf import (DATA_INPUTS, RBF_PAIR_D2, RBFData, over_cap, pair_passes,
+                       rbf_matrix_host)
 
 TAU = 1e-12
 #: points per problem are padded up to a multiple of this (padding points have label 0 and take
-#: part in nothing), so problems of nearby sizes share compiled kernels
+#: part in nothing), so problems of nearby sizes share textures and pass plans
 PAD_POINTS = 256
+
+# ---- kernels ---------------------------------------------------------------------------------
+_VEC = {"G": In(packed=True, order="row"), "A": In(like="G"), "Y": In(like="G")}
+_SETS = {"C": "float"}
+#: first selection levels (arg-max reductions computing I_up / I_low values on the fly)
+SELECT_PAIR = _reduce.arg_kernels("algorithms/svm/select_pair.frag", _VEC, _SETS,
+                                  name="svm/select_pair", dual=True)
+SELECT_UP = _reduce.arg_kernels("algorithms/svm/select_up.frag", _VEC, _SETS,
+                                name="svm/select_up")
+SELECT_LOW = _reduce.arg_kernels("algorithms/svm/select_low.frag", _VEC, _SETS,
+                                 name="svm/select_low")
+_FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment walks)
+_HINT = "X has too many features (n_features) for one pass on this device"
+_OUT_VEC = {"G": In(like="OUT"), "A": In(like="OUT"), "Y": In(like="OUT"),
+            "RES": In(packed=True, order="row")}
+#: second-order gain of every point against i (read from RES on the device), fused RBF walk
+OBJECTIVE = declare("algorithms/svm/objective.frag", inputs=dict(DATA_INPUTS, **_OUT_VEC),
+                    uniforms={"gamma": "float", "C": "float"}, defines={"FROM_D2": 0},
+                    loop=_FEATURES, name="svm/objective", hint=_HINT)
+#: split path (past the loop cap): partial squared distances to i, then the gain from them
+OBJECTIVE_D2 = declare("algorithms/svm/objective_d2.frag",
+                       inputs=dict(DATA_INPUTS, RES=In(packed=True, order="row")),
+                       split=Split("d4", length=_FEATURES, cost=1), name="svm/objective_d2")
+OBJECTIVE_FROM_D2 = declare("algorithms/svm/objective.frag",
+                            inputs=dict(_OUT_VEC, D=In(like="OUT")),
+                            uniforms={"gamma": "float", "C": "float"}, defines={"FROM_D2": 1},
+                            name="svm/objective_from_d2")
+_UPD_UNI = {"h": "int", "l": "int", "gamma": "float", "ch": "float", "cl": "float",
+            "a_h": "float", "a_l": "float"}
+_UPD_VEC = {"G": In(like="OUT0"), "A": In(like="OUT0"), "Y": In(like="OUT0")}
+#: gradient and alpha update with the fused kernel rows of (h, l)
+UPDATE = declare("algorithms/svm/update.frag", inputs=dict(DATA_INPUTS, **_UPD_VEC), outputs=2,
+                 uniforms=_UPD_UNI, defines={"FROM_D2": 0}, loop=_FEATURES, name="svm/update",
+                 hint=_HINT)
+#: split path: the update from distances computed by ops.rbf's split pair kernel
+UPDATE_FROM_D2 = declare("algorithms/svm/update.frag",
+                         inputs=dict(_UPD_VEC, DH=In(like="OUT0"), DL=In(like="OUT0")),
+                         outputs=2, uniforms=_UPD_UNI, defines={"FROM_D2": 1},
+                         name="svm/update_from_d2")
 
 
 def _padded(n: int) -> int:
@@ -44,22 +95,25 @@ def _padded(n: int) -> int:
 
 
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
-               fanin: int = _reduce.DEFAULT_FANIN, fused: bool = True) -> dict:
+               fanin: int = _reduce.DEFAULT_FANIN, fused: bool = True, n_features: int = 1,
+               loop_cap: int | None = None) -> dict:
     """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations."""
     npad = _padded(n)
     L = _reduce.passes(npad, fanin)
-    select = (L if fused else 2 * L) + (1 + L if working_set == "second-order" else 0)
-    return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter}
+    rbf = pair_passes(n_features, loop_cap)
+    select = (L if fused else 2 * L) + (rbf + L if working_set == "second-order" else 0)
+    return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter * rbf}
 
 
 register_plan(PassPlan(
     name="svm/smo",
-    formula="init 2; per iteration: update 1 + select L (fused I_up/I_low pair; 2L unfused) "
-            "(+ 1 + L second-order), one more selection to stop; L = ceil(log_F(n_pad / 4)), "
-            "n_pad = n rounded up to 256",
+    formula="init 2; per iteration: update R + select L (fused I_up/I_low pair; 2L unfused) "
+            "(+ R + L second-order), one more selection to stop; L = ceil(log_F(n_pad / 4)), "
+            "n_pad = n rounded up to 256; R = 1, or past the loop cap (ceil(d / 4) > cap) "
+            "ceil(ceil(d / 4) / cap) split distance passes + 1",
     phases=smo_phases,
     notes="one small readback per iteration (3 texels); G read once at the end",
-    params=("n", "n_iter", "working_set", "fanin", "fused")))
+    params=("n", "n_iter", "working_set", "fanin", "fused", "n_features", "loop_cap")))
 
 
 class BinarySMO:
@@ -74,49 +128,74 @@ class BinarySMO:
         self.n, self.C, self.gamma, self.tol = n, float(C), float(gamma), float(tol)
         self.max_iter = int(max_iter)
         self.working_set = working_set
-        self.fanin = _reduce._check_fanin(fanin)
+        self.fanin = _reduce.fanin_for(dev, fanin)
         npad = _padded(n)
+        self._arrays = []
         self.data = RBFData(dev, X, n_pad=npad)
+        self.split = over_cap(dev, self.data.d)
         self.y = np.asarray(y, np.float64)
         ypad = np.zeros(npad, np.float32)
         ypad[:n] = self.y
-        self.Y = dev.array(ypad, name="y")
-        self.G = [self.data.vector(), self.data.vector()]
-        self.A = [self.data.vector(), self.data.vector()]
-        self.res = _reduce.result_array(dev, 3)
+        self.Y = self._keep(dev.array(ypad, name="y"))
+        self.G = [self._keep(self.data.vector()) for _ in range(2)]
+        self.A = [self._keep(self.data.vector()) for _ in range(2)]
+        self.res = self._keep(_reduce.result_array(dev, 3))
         self.passes_run = 0
 
+    def _keep(self, a):
+        self._arrays.append(a)
+        return a
+
     def _chains(self, k: int):
-        """Selection chains reading G[k], A[k]."""
-        dev, C = self.dev, np.float32(self.C)
+        """Selection chains (and passes) reading G[k], A[k]."""
+        dev, C = self.dev, float(np.float32(self.C))
         src = {"G": self.G[k], "A": self.A[k], "Y": self.Y}
         nt = self.G[k].layout.n_texels
+        kw = dict(payload=self.G[k], fanin=self.fanin, strict_scan=True,
+                  first_uniforms={"C": C})
         if self.fused:
             # both selections in the same passes (two reductions, four render targets)
-            chains = [_reduce.ArgReduction(dev, "max", "svm/select_pair.frag", src, nt,
-                                           self.res, 0, payload=self.G[k], fanin=self.fanin,
-                                           dual=True, strict_scan=True)]
+            chains = [_reduce.ArgReduction(dev, "max", SELECT_PAIR, src, nt, self.res, 0,
+                                           dual=True, **kw)]
         else:
-            chains = [_reduce.ArgReduction(dev, "max", "svm/select_up.frag", src, nt, self.res,
-                                           0, payload=self.G[k], fanin=self.fanin,
-                                           strict_scan=True),
-                      _reduce.ArgReduction(dev, "max", "svm/select_low.frag", src, nt,
-                                           self.res, 1, payload=self.G[k], fanin=self.fanin,
-                                           strict_scan=True)]
-        for ch in chains:
-            ch.passes[0].set(C=float(C))
+            chains = [_reduce.ArgReduction(dev, "max", SELECT_UP, src, nt, self.res, 0, **kw),
+                      _reduce.ArgReduction(dev, "max", SELECT_LOW, src, nt, self.res, 1, **kw)]
         if self.working_set == "second-order":
-            obj = self.data.vector()
-            op = dev.prepare("svm/objective.frag", obj,
-                             inputs=dict(self.data.inputs, RES=self.res, **src),
-                             uniforms={"gamma": self.gamma, "C": float(C)})
-            oc = _reduce.ArgReduction(dev, "min", "reduce/argbest.frag", {"V": obj}, nt,
-                                      self.res, 2, payload=self.G[k],
-                                      first_defines={"FIRST": 1}, fanin=self.fanin,
-                                      strict_scan=True)
-            chains += [op, oc]
-            self._owned_obj = getattr(self, "_owned_obj", []) + [obj]
+            obj = self._keep(self.data.vector())
+            u = {"gamma": self.gamma, "C": C}
+            if not self.split:
+                chains.append(dev.prepare(OBJECTIVE, obj,
+                                          inputs=dict(self.data.inputs, RES=self.res, **src),
+                                          uniforms=u))
+            else:
+                d2 = self._keep(self.data.vector())
+                chains.append(dev.prepare(OBJECTIVE_D2, d2,
+                                          inputs=dict(self.data.inputs, RES=self.res)))
+                chains.append(dev.prepare(OBJECTIVE_FROM_D2, obj,
+                                          inputs=dict(src, RES=self.res, D=d2), uniforms=u))
+            chains.append(_reduce.ArgReduction(
+                dev, "min", _reduce.ARG_FIRST[(True, False)], {"V": obj}, nt, self.res, 2,
+                payload=self.G[k], fanin=self.fanin, strict_scan=True))
         return chains
+
+    def _updates(self):
+        """Per parity k: passes reading G[k], A[k] and writing G[1-k], A[1-k]."""
+        dev = self.dev
+        out = []
+        if self.split:
+            dh, dl = self._keep(self.data.vector()), self._keep(self.data.vector())
+            d2 = dev.prepare(RBF_PAIR_D2, [dh, dl], inputs=self.data.inputs)
+        for k in (0, 1):
+            vec = {"G": self.G[k], "A": self.A[k], "Y": self.Y}
+            outs = [self.G[1 - k], self.A[1 - k]]
+            u = {"gamma": self.gamma}
+            if not self.split:
+                out.append([dev.prepare(UPDATE, outs, inputs=dict(self.data.inputs, **vec),
+                                        uniforms=u)])
+            else:
+                out.append([d2, dev.prepare(UPDATE_FROM_D2, outs,
+                                            inputs=dict(vec, DH=dh, DL=dl), uniforms=u)])
+        return out
 
     def solve(self):
         dev = self.dev
@@ -128,10 +207,7 @@ class BinarySMO:
         try:
             sel.append(self._chains(0))
             sel.append(self._chains(1))
-            upd = [dev.prepare("svm/update.frag", [self.G[1 - k], self.A[1 - k]],
-                               inputs=dict(self.data.inputs, G=self.G[k], A=self.A[k],
-                                           Y=self.Y),
-                               uniforms={"gamma": self.gamma}) for k in (0, 1)]
+            upd = self._updates()
             Xh = self.data.host.astype(np.float64)
             alpha = np.zeros(n)
             cur = 0
@@ -166,9 +242,11 @@ class BinarySMO:
                 ai, aj = alpha[i], alpha[j]
                 ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
                 alpha[i], alpha[j] = ni, nj
+                u = dict(h=i, l=j, ch=float(y[i] * (ni - ai)), cl=float(y[j] * (nj - aj)),
+                         a_h=float(ni), a_l=float(nj))
                 with dev.phase("svm/update"):
-                    upd[cur].run(h=i, l=j, ch=float(y[i] * (ni - ai)),
-                                 cl=float(y[j] * (nj - aj)), a_h=float(ni), a_l=float(nj))
+                    for p in upd[cur]:
+                        p.run(**{k: v for k, v in u.items() if k in p.kernel.uniforms})
                 cur = 1 - cur
                 it += 1
             self.n_iter = it
@@ -186,8 +264,9 @@ class BinarySMO:
         return self
 
     def release(self):
-        for a in self.G + self.A + [self.Y, self.res] + getattr(self, "_owned_obj", []):
+        for a in self._arrays:
             a.release()
+        self._arrays = []
         self.data.release()
 
 
@@ -250,9 +329,10 @@ def _rho(alpha, G, y, C):
     return float((ub + lb) / 2)
 
 
-class SVC:
+class SVC(ClassifierMixin, BaseEstimator):
     """C-support vector classifier with an RBF kernel, trained by SMO on the device.
 
+    A scikit-learn estimator (``clone``, pipelines, ``GridSearchCV``, ``cross_val_score``).
     Parameters follow ``sklearn.svm.SVC``: ``C`` (> 0), ``kernel`` ("rbf" only), ``gamma``
     ("scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features, or a positive float),
     ``tol`` (duality-gap stopping tolerance), ``max_iter`` (-1: libsvm's cap,
@@ -261,12 +341,19 @@ class SVC:
     ``device``: a :class:`~shadergpgpu.engine.device.Device` (default: the process-wide one).
     ``fanin``: reduction fan-in; ``fused_select``: run the I_up and I_low selections as one
     two-result reduction (half the selection passes).
+
+    Training data are float32 on the device (float64 input is converted); predictions are
+    computed on the host in float64 from the support vectors. ``y`` must be class labels:
+    continuous targets are refused (``Unknown label type``).
+
+    Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_``),
+    ``support_``, ``support_vectors_``, ``n_support_``, ``dual_coef_``, ``intercept_``,
+    ``n_iter_``, ``dual_objective_``, ``fit_time_``, ``n_passes_``.
     """
 
-    def __init__(self, C: float = 1.0, kernel: str = "rbf", gamma="scale", tol: float = 1e-3,
-                 max_iter: int = -1, working_set: str = "second-order",
-                 decision_function_shape: str = "ovr", device=None, fanin: int | None = None,
-                 fused_select: bool = True):
+    def __init__(self, C=1.0, kernel="rbf", gamma="scale", tol=1e-3, max_iter=-1,
+                 working_set="second-order", decision_function_shape="ovr", device=None,
+                 fanin=None, fused_select=True):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -278,79 +365,47 @@ class SVC:
         self.fanin = fanin
         self.fused_select = fused_select
 
-    _PARAMS = ("C", "kernel", "gamma", "tol", "max_iter", "working_set",
-               "decision_function_shape", "device", "fanin", "fused_select")
-
-    # ---- scikit-learn estimator protocol ----------------------------------------------------
-    def get_params(self, deep: bool = True) -> dict:
-        """The constructor parameters (scikit-learn's estimator API; ``clone`` uses it)."""
-        return {k: getattr(self, k) for k in self._PARAMS}
-
-    def set_params(self, **params) -> "SVC":
-        """Set constructor parameters by name; unknown names raise ValueError."""
-        for k, v in params.items():
-            if k not in self._PARAMS:
-                raise ValueError(f"invalid parameter {k!r} for SVC; valid: "
-                                 f"{', '.join(self._PARAMS)}")
-            setattr(self, k, v)
-        return self
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.input_tags.allow_nan = False
+        return tags
 
     # ---- validation ------------------------------------------------------------------------
     def _check_params(self, X):
-        if self.kernel != "rbf":
-            raise ValueError(f"kernel must be 'rbf' (the only kernel on the device), got "
-                             f"{self.kernel!r}")
-        if isinstance(self.C, bool) or not isinstance(self.C, (int, float, np.number)) \
-                or not np.isfinite(self.C) or self.C <= 0:
-            raise ValueError(f"C must be a positive finite number, got {self.C!r}")
-        if isinstance(self.tol, bool) or not isinstance(self.tol, (int, float, np.number)) \
-                or not np.isfinite(self.tol) or not self.tol > 0:
-            raise ValueError(f"tol must be a positive finite number, got {self.tol!r}")
-        if self.working_set not in ("first-order", "second-order"):
-            raise ValueError("working_set must be 'first-order' or 'second-order', got "
-                             f"{self.working_set!r}")
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise ValueError("decision_function_shape must be 'ovr' or 'ovo', got "
-                             f"{self.decision_function_shape!r}")
-        if not isinstance(self.max_iter, (int, np.integer)) or isinstance(self.max_iter, bool) \
-                or (self.max_iter < 1 and self.max_iter != -1):
-            raise ValueError(f"max_iter must be -1 or a positive integer, got {self.max_iter!r}")
+        val.choice(self.kernel, "kernel", ("rbf",))
+        val.real(self.C, "C", lo=0.0, closed="neither")
+        val.real(self.tol, "tol", lo=0.0, closed="neither")
+        val.choice(self.working_set, "working_set", ("first-order", "second-order"))
+        val.choice(self.decision_function_shape, "decision_function_shape", ("ovr", "ovo"))
+        if self.max_iter != -1:
+            val.integer(self.max_iter, "max_iter", lo=1)
+        if self.fanin is not None:
+            _reduce._check_fanin(self.fanin)
         if isinstance(self.gamma, str):
+            val.choice(self.gamma, "gamma", ("scale", "auto"))
             if self.gamma == "scale":
                 var = float(np.asarray(X, np.float64).var())
                 return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
-            if self.gamma == "auto":
-                return 1.0 / X.shape[1]
-            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got "
-                             f"{self.gamma!r}")
-        g = self.gamma
-        if isinstance(g, bool) or not isinstance(g, (int, float, np.number)) \
-                or not np.isfinite(g) or g <= 0:
-            raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {g!r}")
-        return float(g)
+            return 1.0 / X.shape[1]
+        return val.real(self.gamma, "gamma", lo=0.0, closed="neither")
 
     def fit(self, X, y):
         """Train one binary SMO problem per pair of classes (one-vs-one)."""
-        X = check_points(X, "X")
-        y = np.asarray(y)
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D, got shape {y.shape}")
-        if len(y) != len(X):
-            raise ValueError(f"X has {len(X)} points but y has {len(y)} labels")
-        if y.dtype.kind == "f" and not np.isfinite(y).all():
-            raise ValueError("y contains NaN or infinity")
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2)
+        check_classification_targets(y)
         gamma = self._check_params(X)
         classes, yi = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"y has a single class ({classes[0]!r}); a classifier needs two "
-                             "or more")
+                             "or more classes")
         if len(X) >= _reduce.MAX_INDEX:
-            raise ValueError(f"at most {_reduce.MAX_INDEX - 1} points (float32 indices)")
-        from ..engine.device import get_device
-        dev = self.device if self.device is not None else get_device()
+            raise ValueError(f"X has {len(X)} points; at most {_reduce.MAX_INDEX - 1} "
+                             "(float32 indices)")
+        X = X.astype(np.float32)
+        dev = val.pick_device(self.device, [])
         self.classes_ = classes
         self._gamma = gamma
-        self.shape_fit_ = X.shape
         nc = len(classes)
         t0 = time.perf_counter()
         counter0 = dev.counter.total
@@ -410,13 +465,9 @@ class SVC:
 
     # ---- prediction (host, float64) -------------------------------------------------------
     def _check_fitted(self, X):
-        if not hasattr(self, "support_"):
-            raise ValueError("this SVC is not fitted yet; call fit(X, y) first")
-        X = check_points(X, "X")
-        if X.shape[1] != self.shape_fit_[1]:
-            raise ValueError(f"X has {X.shape[1]} features, the model was fitted with "
-                             f"{self.shape_fit_[1]}")
-        return X
+        check_is_fitted(self, "support_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return X.astype(np.float32).astype(np.float64)
 
     def _ovo(self, X):
         """libsvm's pairwise decision values, (n, n_pairs); positive -> the first class."""
@@ -437,6 +488,8 @@ class SVC:
         return out
 
     def decision_function(self, X):
+        """Decision values: (n,) for two classes (positive -> ``classes_[1]``), else (n,
+        n_classes) ("ovr", libsvm's vote-based transform) or (n, n_pairs) ("ovo")."""
         X = self._check_fitted(X)
         dec = self._ovo(X)
         nc = len(self.classes_)
@@ -458,6 +511,7 @@ class SVC:
         return votes + conf / (3 * (np.abs(conf) + 1))
 
     def predict(self, X):
+        """Class labels by one-vs-one voting (libsvm's rule)."""
         X = self._check_fitted(X)
         dec = self._ovo(X)
         nc = len(self.classes_)
@@ -470,11 +524,3 @@ class SVC:
                 votes[~win_a, b] += 1
                 p += 1
         return self.classes_[np.argmax(votes, axis=1)]
-
-    def score(self, X, y):
-        """Mean accuracy on (X, y)."""
-        y = np.asarray(y)
-        pred = self.predict(X)
-        if len(y) != len(pred):
-            raise ValueError(f"X has {len(pred)} points but y has {len(y)} labels")
-        return float(np.mean(pred == y))

@@ -8,6 +8,11 @@ packed (a texel holds four features of one point, for fetching ``x_h`` and ``x_l
 of features (the last texel is zero-padded), any number of points (textures wrap past the
 device's size limit).
 
+Loop budget: one fragment walks ``ceil(d / 4)`` feature texels. When that is more than the
+device's loop cap (llvmpipe: 65,535, i.e. d > 262,140 features), the distances are computed by
+a split kernel (partial sums of squared distances, added by blending over several passes) and
+the exponential by one more pass; otherwise the fused single pass runs.
+
     >>> import numpy as np, shadergpgpu as sg
     >>> from shadergpgpu.ops.rbf import RBFData
     >>> dev = sg.Device()
@@ -18,31 +23,62 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.arrays import DeviceArray, as_float32
+from ..engine.arrays import DeviceArray
+from ..engine.kernels import In, Split, declare
 from ..engine.plans import PassPlan, register_plan
+from ..engine import validation as _v
 
 #: floating-point operations per point and feature of the fused pair evaluation (two
 #: differences, two multiply-adds; counted as in the source: 6 per 3 loads)
 FLOPS_PER_POINT_FEATURE = 6
 
+#: the two data layouts every RBF kernel reads
+DATA_INPUTS = {"XC": In(packed=True, order="col"), "XR": In(packed=True, order="row")}
+_FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment walks)
+_HINT = "X has too many features (n_features) for one pass on this device"
+
+#: fused: both kernel rows in one walk over the features (the normal path)
+RBF_PAIR = declare("ops/rbf/pair.frag", inputs=DATA_INPUTS, outputs=2,
+                   uniforms={"h": "int", "l": "int", "gamma": "float"}, loop=_FEATURES,
+                   name="rbf/pair", hint=_HINT)
+#: split path: partial squared distances over a range of feature texels (blended sums)
+RBF_PAIR_D2 = declare("ops/rbf/pair_d2.frag", inputs=DATA_INPUTS, outputs=2,
+                      uniforms={"h": "int", "l": "int"},
+                      split=Split("d4", length=_FEATURES, cost=1), name="rbf/pair_d2",
+                      hint=_HINT)
+#: split path: the exponential of the summed distances
+RBF_EXP_PAIR = declare("ops/rbf/exp_pair.frag",
+                       inputs={"D0": In(like="OUT0"), "D1": In(like="OUT0")}, outputs=2,
+                       uniforms={"gamma": "float"}, name="rbf/exp_pair")
+
+
+def over_cap(dev, n_features: int) -> bool:
+    """Whether one fragment's walk over ``n_features`` exceeds ``dev``'s loop cap (then the
+    split path runs: distances in blended passes, the exponential in one more)."""
+    from ..engine.limits import ceil_div
+    return dev.loop_cap is not None and ceil_div(int(n_features), 4) > dev.loop_cap
+
+
+def pair_passes(n_features: int, loop_cap: int | None = None) -> int:
+    """Passes of one :meth:`RBFData.pair_device` call."""
+    from ..engine.limits import ceil_div
+    texels = ceil_div(int(n_features), 4)
+    if loop_cap is None or texels <= loop_cap:
+        return 1
+    return ceil_div(texels, int(loop_cap)) + 1
+
+
 register_plan(PassPlan(
     name="rbf/pair",
-    formula="1",
-    phases=lambda: {"rbf": 1},
-    notes="K(x_t, x_h) and K(x_t, x_l) for all t in one pass with two render targets"))
+    formula="1; past the loop cap (ceil(d / 4) > cap): ceil(ceil(d / 4) / cap) + 1",
+    phases=lambda n_features=1, loop_cap=None: {"rbf": pair_passes(n_features, loop_cap)},
+    notes="K(x_t, x_h) and K(x_t, x_l) for all t in one pass with two render targets",
+    params=("n_features", "loop_cap")))
 
 
 def check_points(X, name: str = "X") -> np.ndarray:
     """Validate a finite, non-empty 2-D data matrix; returns it as float32."""
-    a = as_float32(X, name)
-    if a.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n_points, n_features), got shape "
-                         f"{a.shape}")
-    if a.shape[0] < 1 or a.shape[1] < 1:
-        raise ValueError(f"{name} is empty (shape {a.shape})")
-    if not np.isfinite(a).all():
-        raise ValueError(f"{name} contains NaN or infinity")
-    return a
+    return _v.array(X, name, ndim=2)
 
 
 class RBFData:
@@ -92,18 +128,24 @@ class RBFData:
         """Both kernel rows on the device in one pass (two render targets)."""
         h = self._check_index(h, "h")
         l = self._check_index(l, "l")
-        gamma = float(gamma)
-        if not gamma > 0 or not np.isfinite(gamma):
-            raise ValueError(f"gamma must be a positive finite number, got {gamma!r}")
+        gamma = _v.real(gamma, "gamma", lo=0.0, closed="neither")
         out_h = self.vector() if out_h is None else out_h
         out_l = self.vector() if out_l is None else out_l
-        if self._pair is None or self._pair[1] != (out_h.layout,):
-            p = self.device.prepare("rbf/pair.frag", [out_h, out_l], inputs=self.inputs)
-            self._pair = (p, (out_h.layout,))
-        p = self._pair[0]
-        p.bind(OUT0=out_h, OUT1=out_l)
-        with self.device.phase("rbf"):
-            p.run(h=h, l=l, gamma=gamma)
+        dev = self.device
+        with dev.phase("rbf"):
+            if not over_cap(dev, self.d):
+                if self._pair is None or self._pair.outputs["OUT0"].layout != out_h.layout:
+                    self._pair = dev.prepare(RBF_PAIR, [out_h, out_l], inputs=self.inputs)
+                p = self._pair
+                p.bind(OUT0=out_h, OUT1=out_l)
+                p.run(h=h, l=l, gamma=gamma)
+            else:
+                with dev.scope() as s:
+                    d0, d1 = s.empty_like(out_h), s.empty_like(out_h)
+                    dev.run(RBF_PAIR_D2, [d0, d1], inputs=self.inputs,
+                            uniforms={"h": h, "l": l})
+                    dev.run(RBF_EXP_PAIR, [out_h, out_l], inputs={"D0": d0, "D1": d1},
+                            uniforms={"gamma": gamma})
         return out_h, out_l
 
     def pair(self, h: int, l: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:

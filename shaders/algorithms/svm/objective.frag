@@ -2,20 +2,26 @@
 //   b_t = Gmax + y_t G_t,  a_t = K_ii + K_tt - 2 K_it = 2 - 2 K(x_i, x_t)  (RBF),
 //   OUT = -b_t^2 / max(a_t, TAU) for t in I_low with b_t > 0, +inf otherwise.
 // i and Gmax are read on the device from RES texel 0 (the I_up arg-max), no readback.
-#include "../rbf/rbf_pair.glsl"
+// FROM_D2: the squared distances ||x_t - x_i||^2 come from D (objective_d2.frag, the split
+// path past the loop cap) instead of one fused walk over the features.
+#if !FROM_D2
+#include "../../ops/rbf/rbf_pair.glsl"
+#endif
 #include "sets.glsl"
-uniform float gamma;
-uniform float C;
 const float TAU = 1e-12;
 void main() {
-    int gj = OUT_grid().y;
+    ivec2 g = OUT_grid();
     vec4 r = RES_texel(0, 0);
     float gmax = r.x;
+#if FROM_D2
+    vec4 k = exp(-gamma * D_texel(g.x, g.y));
+#else
     int i = int(min(r.y, float(XC_ROWS - 1)));
-    vec4 k = rbf_one(gj, i, gamma);
-    vec4 y = Y_texel(0, gj);
-    vec4 b = gmax + y * G_texel(0, gj);
+    vec4 k = rbf_one(g.y, i, gamma);
+#endif
+    vec4 y = Y_texel(g.x, g.y);
+    vec4 b = gmax + y * G_texel(g.x, g.y);
     vec4 quad = max(2.0 - 2.0 * k, vec4(TAU));
-    bvec4 ok = bvec4(vec4(in_low(y, A_texel(0, gj), C)) * vec4(greaterThan(b, vec4(0.0))));
+    bvec4 ok = bvec4(vec4(in_low(y, A_texel(g.x, g.y), C)) * vec4(greaterThan(b, vec4(0.0))));
     OUT = mix(vec4(uintBitsToFloat(0x7F800000u)), -(b * b) / quad, ok);
 }

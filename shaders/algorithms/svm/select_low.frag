@@ -1,7 +1,6 @@
 // First level of argmax_{t in I_low} y_t G_t (the first-order partner, and Gmax2 of the
 // duality-gap stopping test).
-#include "../reduce/argbest_defs.glsl"
-uniform float C;
+#include "../../ops/reduce/argbest_defs.glsl"
 #include "sets.glsl"
 void candidates(int t, out vec4 v, out vec4 idx) { low_candidates(t, v, idx); }
-#include "../reduce/argbest_core.glsl"
+#include "../../ops/reduce/argbest_core.glsl"

@@ -1,8 +1,7 @@
 // First level of both selections in one pass (DUAL reduction): the I_up arg-max of -y G
 // (candidates) and the I_low arg-max of y G (candidates2); the shared code is in sets.glsl.
-#include "../reduce/argbest_defs.glsl"
-uniform float C;
+#include "../../ops/reduce/argbest_defs.glsl"
 #include "sets.glsl"
 void candidates(int t, out vec4 v, out vec4 idx) { up_candidates(t, v, idx); }
 void candidates2(int t, out vec4 v, out vec4 idx) { low_candidates(t, v, idx); }
-#include "../reduce/argbest_core.glsl"
+#include "../../ops/reduce/argbest_core.glsl"

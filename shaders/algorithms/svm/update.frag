@@ -2,22 +2,24 @@
 // in one walk over the data, and the gradient update
 //     G_t += y_t (ch K(x_t, x_h) + cl K(x_t, x_l)),   ch = y_h dalpha_h, cl = y_l dalpha_l;
 // the alphas of h and l become a_h, a_l. OUT0 = new G, OUT1 = new alpha (packed vectors).
-#include "../rbf/rbf_pair.glsl"
-uniform int h;
-uniform int l;
-uniform float gamma;
-uniform float ch;
-uniform float cl;
-uniform float a_h;
-uniform float a_l;
+// FROM_D2: the squared distances come from DH, DL (ops/rbf/pair_d2.frag, the split path past
+// the loop cap) instead of the fused walk.
+#if !FROM_D2
+#include "../../ops/rbf/rbf_pair.glsl"
+#endif
 void main() {
-    int gj = OUT0_grid().y;
+    ivec2 g = OUT0_grid();
     vec4 kh, kl;
-    rbf_pair(gj, h, l, gamma, kh, kl);
-    vec4 y = Y_texel(0, gj);
-    OUT0 = G_texel(0, gj) + y * (ch * kh + cl * kl);
-    ivec4 t = Y_flat(0, gj);
-    vec4 a = A_texel(0, gj);
+#if FROM_D2
+    kh = exp(-gamma * DH_texel(g.x, g.y));
+    kl = exp(-gamma * DL_texel(g.x, g.y));
+#else
+    rbf_pair(g.y, h, l, gamma, kh, kl);
+#endif
+    vec4 y = Y_texel(g.x, g.y);
+    OUT0 = G_texel(g.x, g.y) + y * (ch * kh + cl * kl);
+    ivec4 t = Y_flat(g.x, g.y);
+    vec4 a = A_texel(g.x, g.y);
     a = mix(a, vec4(a_h), equal(t, ivec4(h)));
     OUT1 = mix(a, vec4(a_l), equal(t, ivec4(l)));
 }

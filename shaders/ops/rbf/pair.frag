@@ -1,8 +1,5 @@
 // OUT0 = K(x_t, x_h), OUT1 = K(x_t, x_l) for every point t (packed vectors), one pass.
 #include "rbf_pair.glsl"
-uniform int h;
-uniform int l;
-uniform float gamma;
 void main() {
     vec4 kh, kl;
     rbf_pair(OUT0_grid().y, h, l, gamma, kh, kl);

@@ -5,16 +5,14 @@
 //
 // The including shader defines, before including this file,
 //   void candidates(int t, out vec4 v, out vec4 idx)
-// giving source texel t's four candidate values and flat indices (WORST / NO_INDEX for lanes
-// that are not eligible). Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at grid
-// column `slot` as (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
+// giving source texel t's four candidate values and flat indices (worst_value() / NO_INDEX for
+// lanes that are not eligible). Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at
+// grid column `slot` as (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
 // DUAL: a second, independent reduction rides along in the same passes (the includer also
 // defines candidates2(); outputs VAL2, IDX2; the final pass writes its winner to slot + 1).
+// Uniforms (declared by the kernel): stride (output texels of this level), slot (FINAL: grid
+// column of the result texel), n_src (source texels).
 #include "argbest_defs.glsl"
-
-uniform int stride;   // output texels of this level
-uniform int slot;     // FINAL: grid column of the result texel
-uniform int n_src;    // source texels
 
 // SCAN_STRICT (first level over a row-order source): each lane meets its candidates in
 // increasing index order, so a strict comparison keeps the first of equal values; the index
@@ -39,18 +37,18 @@ bvec4 better(vec4 v, vec4 i, vec4 bv, vec4 bi) {
 }
 
 void main() {
-#ifdef FINAL
+#if FINAL
     int f = RES_grid().y - slot;
 #else
     int f = VAL_grid().y;
 #endif
-#if defined(FINAL) && defined(DUAL)
+#if FINAL && DUAL
     int which = f;  // the two result texels: 0 = first reduction, 1 = second
     f = 0;
 #endif
     vec4 bv = vec4(worst_value());
     vec4 bi = vec4(NO_INDEX);
-#ifdef DUAL
+#if DUAL
     vec4 bv2 = vec4(worst_value());
     vec4 bi2 = vec4(NO_INDEX);
 #endif
@@ -59,16 +57,16 @@ void main() {
         if (t < n_src) {
             vec4 v, i;
             candidates(t, v, i);
-#ifdef SCAN_STRICT
+#if SCAN_STRICT
             bvec4 take = better_in_scan(v, bv, bi);
 #else
             bvec4 take = better(v, i, bv, bi);
 #endif
             bv = mix(bv, v, take);
             bi = mix(bi, i, take);
-#ifdef DUAL
+#if DUAL
             candidates2(t, v, i);
-#ifdef SCAN_STRICT
+#if SCAN_STRICT
             take = better_in_scan(v, bv2, bi2);
 #else
             take = better(v, i, bv2, bi2);
@@ -78,8 +76,8 @@ void main() {
 #endif
         }
     }
-#ifdef FINAL
-#ifdef DUAL
+#if FINAL
+#if DUAL
     if (which == 1) {
         bv = bv2;
         bi = bi2;
@@ -93,14 +91,14 @@ void main() {
     float v = t2 ? v2.y : v2.x;
     float i = t2 ? i2.y : i2.x;
     float extra = 0.0;
-#ifdef PAYLOAD
+#if PAYLOAD
     extra = P0_get(int(min(i, float(P0_ROWS * P0_COLS - 1))));
 #endif
     RES = vec4(v, i, extra, 0.0);
 #else
     VAL = bv;
     IDX = bi;
-#ifdef DUAL
+#if DUAL
     VAL2 = bv2;
     IDX2 = bi2;
 #endif
