@@ -9,10 +9,12 @@ pytestmark = pytest.mark.skipif(export.glslang() is None,
 
 
 def test_every_kernel_compiles_as_glsl_es_under_every_profile():
+    from concurrent.futures import ThreadPoolExecutor
+
     kernels = export.library_kernels()
     assert len(kernels) >= 4
     lib = export._library()
-    failures, checked = [], 0
+    jobs = {}  # final ES source -> (kernel, profile): identical sources are compiled once
     for name in profiles.names() or ["native"]:
         prof = profiles.load(name)
         version = export.es_dialect(prof)
@@ -20,12 +22,12 @@ def test_every_kernel_compiles_as_glsl_es_under_every_profile():
         for kname, k in sorted(kernels.items()):
             if not buffer_ok and any(s.buffer is True for s in k.inputs.values()):
                 continue  # a buffer-only kernel: algorithms use their texture path here
-            ok, msg = export.check_es(export.to_es(export.final_source(k, lib, None, buffer_ok),
-                                                   version))
-            checked += 1
-            if not ok:
-                failures.append(f"{kname} under {name} ({version}):\n{msg}")
-    assert checked >= len(kernels)
+            text = export.to_es(export.final_source(k, lib, None, buffer_ok), version)
+            jobs.setdefault(text, f"{kname} under {name} ({version})")
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(export.check_es, jobs))
+    failures = [f"{where}:\n{msg}" for where, (ok, msg) in zip(jobs.values(), results) if not ok]
+    assert len(jobs) >= len(kernels)
     assert not failures, "\n\n".join(failures)
 
 
