@@ -341,10 +341,11 @@ def test_plans_need_no_import_order():
 
 
 def test_docs_examples_run():
-    """The guide's example (docs/kernels.md) and the engine's docstring examples."""
-    text = (ROOT / "docs" / "kernels.md").read_text()
-    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-    exec(compile(code, "docs/kernels.md", "exec"), {})
+    """The examples of docs/kernels.md and the README, and the engine's docstring examples."""
+    for doc in ("docs/kernels.md", "README.md"):
+        text = (ROOT / doc).read_text()
+        code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+        exec(compile(code, doc, "exec"), {})
     from shadergpgpu.engine import device
     r = doctest.testmod(device, optionflags=doctest.ELLIPSIS)
     assert r.attempted > 0 and r.failed == 0
