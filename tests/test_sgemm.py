@@ -304,3 +304,179 @@ def test_gpu_split_policy_and_unroll_variants(dev, rng, monkeypatch):
                                                            loop_cap=dev)["split"] == 2
     with pytest.raises(ValueError, match="unroll"):
         dataclasses.replace(VARIANTS["tile8x4"], unroll=3)
+
+
+# ---- the uniform-block variant (A from a uniform buffer, one block row of C per draw) ---------
+UBO = "tile8x4-ubo"
+
+
+def test_ubo_shapes_chunks_transposes_and_plan(dev, rng):
+    # K past one uniform-block window (2,048 K at 64 KiB: 5,000 K -> 3 chunks), shapes that are
+    # no multiples of 8 or 4, alpha/beta/C, a split asked for, numpy and device inputs
+    for M, N, K, split in [(1, 1, 1, None), (9, 5, 2049, None), (21, 14, 5000, None),
+                           (37, 61, 101, 4), (8, 4, 8, 1), (3, 130, 33, None)]:
+        A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+        ref = -1.25 * (A @ B) + 0.75 * C
+        got = sgemm(A, B, C, alpha=-1.25, beta=0.75, variant=UBO, split=split, device=dev)
+        assert rel_err(got, ref) <= TOL, (M, N, K)
+        a, b, c = dev.array(A), dev.array(B), dev.array(C)
+        dev.counter.reset()
+        out = sgemm(a, b, c, alpha=-1.25, beta=0.75, variant=UBO, split=split)
+        assert rel_err(out.get(), ref) <= TOL, (M, N, K)
+        params = dict(M=M, N=N, K=K, split=split or 1, stage_a=True, stage_b=True, has_c=True,
+                      device=dev)
+        rows = plans.compare(plans.get_plan(f"sgemm/{UBO}"), dev.counter.snapshot(), **params)
+        assert all(r["match"] for r in rows), rows
+        w = work(UBO, **params)
+        want_chunks = max(ceil_div(K, 2048), min(split or 1, ceil_div(K, 8)))
+        assert w["split"] == want_chunks, (M, N, K, w["split"])
+        # every product draw covers one block row of 8 rows of C: fragments = one chunk's
+        # output texels, times the chunks
+        assert dev.counter.snapshot()["sgemm/product"]["fragments"] == \
+            w["split"] * w["product_fragments"]
+        assert w["fetches_per_fragment"] == 4 * ceil_div(K, 8) * 2 / w["split"]
+        for x in (a, b, c, out):
+            x.release()
+    assert S.effective_variant(UBO, dev).a_path == "block"
+    assert default_variant(dev) != UBO   # not the auto choice until measured on a GPU
+
+
+def test_ubo_forced_loop_cap_and_few_programs(rng):
+    # a loop cap of 16 steps: windows of 32 K-quads, so K = 300 takes 3 chunks; a cap of 4
+    # (the epilogue's lane loop needs 4): windows of 8 quads, 10 chunks. Windows are powers of
+    # two: few programs.
+    M, N, K = 13, 9, 300
+    A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+    ref = 0.5 * (A @ B) - 2.0 * C
+    for cap, chunks in ((16, 3), (4, 10)):
+        with sg.Device(loop_cap=cap) as d:
+            d.counter.reset()
+            got = sgemm(A, B, C, alpha=0.5, beta=-2.0, variant=UBO, device=d)
+            assert rel_err(got, ref) <= TOL, cap
+            w = work(UBO, M, N, K, has_c=True, device=d)
+            assert w["split"] == chunks == min_split(UBO, K, d)
+            assert d.counter.passes["sgemm/product"] == w["phases"]["sgemm/product"]
+    with sg.Device() as d:
+        p0 = d.n_programs
+        for i in range(40):
+            M, N = (int(x) for x in rng.integers(1, 30, 2))
+            K = int(rng.integers(1, 5000))
+            ta = bool(i % 2)
+            A, B = data(rng, M, K), data(rng, K, N)
+            a = d.array(A.T.copy()) if i % 3 == 0 else (A.T.copy() if ta else A)
+            got = sgemm(a, B, alpha=1.5, trans_a=ta or i % 3 == 0, variant=UBO, device=d)
+            got = got.get() if isinstance(got, sg.DeviceArray) else got
+            assert rel_err(got, 1.5 * (A @ B)) <= TOL, (M, N, K)
+        # product: <= 6 window lengths (16 .. 512 quads); staging (2 TRANS x 2 kernels);
+        # the epilogue
+        assert d.n_programs - p0 <= 11
+
+
+def test_ubo_wrapped_targets_and_staging_groups(small_dev, rng):
+    # max_texture_size 16 / 32: too many block rows for a band each (136 x 4: 17 block rows)
+    # or too wide a row (N = 260: 65 texels) and the 8 targets wrap: a block row's draws cover
+    # the texels of its row (several rects where it spans texture rows); A's windows (128
+    # texels each) are staged through several textures
+    with sg.Device(max_texture_size=32) as d32:
+        for d, (M, N, K) in [(small_dev, (136, 4, 4)), (small_dev, (20, 30, 27)),
+                             (d32, (9, 260, 5))]:
+            A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+            ref = 0.5 * (A @ B) + 2.0 * C
+            got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=UBO, device=d)
+            assert rel_err(got, ref) <= TOL, (M, N, K)
+            d.counter.reset()
+            da, db = d.array(A, order="col"), d.array(B, order="col")
+            out = sgemm(da, db, C=d.array(C), alpha=0.5, beta=2.0, variant=UBO)
+            assert rel_err(out.get(), ref) <= TOL, (M, N, K)
+            params = dict(M=M, N=N, K=K, stage_a=True, stage_b=True, has_c=True, device=d)
+            rows = plans.compare(plans.get_plan(f"sgemm/{UBO}"), d.counter.snapshot(),
+                                 **params)
+            assert all(r["match"] for r in rows), rows
+            plan = S._ubo_plan(S.VARIANTS[UBO], M, N, K, S.Limits.of(d))
+            assert plan.parts.wrapped == ((M, N) != (20, 30))
+            if N == 260:
+                assert [len(r) for r in plan.rects] == [3, 3]
+        assert work(UBO, 136, 4, 4, stage_a=True, device=small_dev)["phases"][
+            "sgemm/stage"] == 9 + 0   # 17 windows, 2 per 16 x 16 texture
+
+
+def test_block_inputs_are_checked(dev, rng):
+    from shadergpgpu.engine.blocks import BlockArray, BlockLayout
+    blk = BlockArray(dev, BlockLayout(16), np.zeros((64, 4), np.float32))
+    with pytest.raises(ValueError, match="outside"):
+        blk.select(60)
+    if dev.ctx.info.get("GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT", 16) > 16:
+        with pytest.raises(ValueError, match="ALIGNMENT"):
+            blk.select(1)
+    b = dev.array(data(rng, 8, 4))
+    parts = [dev.empty((1, 4)) for _ in range(8)]
+    uni = {"kq0": 0, "ks_n": 1}
+    with pytest.raises(ValueError, match="must be a BlockArray"):
+        dev.run(S.TILE_UBO[8], parts, inputs={"A": b, "B": b}, uniforms=uni)
+    with pytest.raises(ValueError, match="got a BlockArray"):
+        dev.run(S.STAGE, parts[0], inputs={"X": blk})
+    with pytest.raises(ValueError, match="exceeds"):
+        BlockArray(dev, BlockLayout(1 << 20), reserve=16)
+    for x in [blk, b, *parts]:
+        x.release()
+
+
+# ---- device profiles: the algorithm adapts instead of failing ------------------------------------
+def test_every_variant_adapts_to_every_profile(rng):
+    from shadergpgpu.engine import profiles
+    for name in profiles.names():
+        with sg.Device(profile=name) as d:
+            for variant in ["auto", *VARIANTS]:
+                v = S.effective_variant(default_variant(d) if variant == "auto" else variant, d)
+                assert v.tile_rows <= d.max_outputs
+                assert d.buffer_textures or v.a_path != "buffer"
+                # a K long enough for two slices under the 7800 GTX's loop cap of 255 steps
+                for M, N, K, dev_in, split in [(13, 9, 2100, False, None),
+                                               (19, 23, 70, True, 2)]:
+                    A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+                    a, b = (d.array(A), d.array(B)) if dev_in else (A, B)
+                    d.counter.reset()
+                    got = sgemm(a, b, C, alpha=0.5, beta=-2.0, variant=variant, split=split,
+                                device=d)
+                    got = got.get() if isinstance(got, sg.DeviceArray) else got
+                    assert rel_err(got, 0.5 * (A @ B) - 2.0 * C) <= TOL, (name, variant)
+                    params = dict(M=M, N=N, K=K, split=split or 1, stage_a=dev_in,
+                                  stage_b=dev_in, has_c=True, device=d)
+                    rows = plans.compare(plans.get_plan(f"sgemm/{v.name}"),
+                                         d.counter.snapshot(), **params)
+                    assert all(r["match"] for r in rows), (name, variant, rows)
+                    w = work(v.name, **params)
+                    assert (w["tile_rows"], w["a_path"]) == (v.tile_rows, v.a_path)
+                    if v.a_path != "block":
+                        assert w["split"] >= min_split(v, K, d, has_c=True)
+                        if d.loop_cap == 255 and v.tile_rows > 1:  # 263 steps for K = 2100
+                            assert min_split(v, K, d) == (2 if K > 2048 else 1)
+                    if w["split"] > 1 and not d.float_blending and v.a_path != "block":
+                        # later slices accumulate by ping-pong: 1 + 2 x targets passes each
+                        outs = max(1, v.tile_rows)
+                        assert w["phases"]["sgemm/product"] == 1 + (w["split"] - 1) * (
+                            1 + 2 * outs)
+                    if dev_in:
+                        a.release()
+                        b.release()
+            if name == "geforce-7800gtx":   # cap 255, 4 targets, no buffers, no blocks
+                assert d.loop_cap == 255
+                assert (S.effective_variant(UBO, d).a_path,
+                        S.effective_variant(UBO, d).tile_rows) == ("texture", 4)
+                assert min_split("tile8x4", 2100, d) == 2
+
+
+def test_ubo_unroll_variants(dev, rng, monkeypatch):
+    # the unroll factors the benchmark sweeps (one define of the same kernel), K past a window
+    import dataclasses
+    M, N, K = 21, 14, 4500
+    A, B = data(rng, M, K), data(rng, K, N)
+    for unroll in (1, 4):
+        v = dataclasses.replace(VARIANTS[UBO], unroll=unroll)
+        monkeypatch.setitem(VARIANTS, UBO, v)
+        dev.counter.reset()
+        got = sgemm(A, B, variant=UBO, device=dev)
+        assert rel_err(got, A @ B) <= TOL, unroll
+        w = work(v, M, N, K, device=dev)
+        assert w["split"] == 3 and dev.counter.passes["sgemm/product"] == \
+            w["phases"]["sgemm/product"]

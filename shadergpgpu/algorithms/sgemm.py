@@ -24,6 +24,27 @@ Variants (``variant=``):
 ``"simple"``
     One output texel (1 x 4) per fragment, A through the buffer path; K slices (where needed)
     are summed into C by additive blending.
+``"tile8x4-ubo"``
+    The 8x4 micro-tile with A from a **uniform buffer** (:mod:`shadergpgpu.engine.blocks`):
+    one draw covers one 8-row block of C, so every fragment of it reads the same A values
+    (the constant cache serves them; a K-quad costs 4 texel fetches of B per 256 flops instead
+    of 12, past the texel-fetch bound of the texture paths). A is staged into block windows
+    (8 rows x one K chunk as vec4 quads, at most GL_MAX_UNIFORM_BLOCK_SIZE bytes: 2,048 K per
+    chunk at 64 KiB); the host draws one rectangle per block row and K chunk (one prepared
+    pass, :meth:`~shadergpgpu.engine.passes.Pass.sweep`, moving the window between draws),
+    later chunks adding by blending (see below without float blending). Block row i's texels lie in a band of rows of the 8
+    targets (a 2-D rectangle per draw keeps pixel quads full); the epilogue reads them back.
+    Not the ``auto`` choice until measured on a GPU (see :func:`default_variant`).
+
+**Device profiles** (``Device(profile=...)``, :mod:`shadergpgpu.engine.profiles`): every variant
+adapts to the device's limits instead of failing (:func:`effective_variant`): the micro-tile
+shrinks to 4 rows where the device has fewer than 8 render targets (1 row, the simple kernel,
+below 4), A goes through the 2-D texture path where there are no buffer textures (or, for the
+uniform-block variant, no uniform blocks: GLSL 1.10), K slices are combined with
+``accumulate="add"`` (ping-pong passes where float32 blending is missing; the uniform-block
+variant draws each later K chunk into fresh targets and adds them with one pass per target)
+and every loop stays within the profile's cap. :func:`work` and the registered pass plans take
+the device (or its :class:`Limits`), so plan and pass counter agree under every profile.
 
 Every kernel is declared once below (:func:`~shadergpgpu.engine.kernels.declare`): sizes reach
 the shaders as uniforms, so one program serves every shape of a layout kind. The K loop of the
@@ -39,21 +60,27 @@ the texture limit wrap (the layout accessors handle it).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import numbers
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 
 import numpy as np
 
 from ..engine import validation as V
 from ..engine.arrays import DeviceArray
+from ..engine.builtin import SAXPY
+from ..engine.blocks import (BlockArray, BlockLayout, has_uniform_blocks, max_block_bytes,
+                             offset_alignment)
+from ..engine.errors import LoopBudgetError
 from ..engine.glraw import BufferArray, max_texture_buffer_size
 from ..engine.kernels import In, Split, declare
-from ..engine.layout import BufferLayout
+from ..engine.layout import BufferLayout, Layout
 from ..engine.limits import ceil_div
 from ..engine.plans import PassPlan, register_plan
 
-__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "work", "auto_split",
-           "min_split", "STAGE", "SIMPLE", "SIMPLE_C", "TILE", "COMBINE"]
+__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "effective_variant",
+           "work", "auto_split", "min_split", "Limits", "STAGE", "STAGE_BLOCK", "SIMPLE",
+           "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]
 
 _HINT = "K is cut across passes automatically; this device's loop cap is too small for one step"
 
@@ -96,11 +123,34 @@ def _tile(rows: int):
 TILE = {8: _tile(8), 4: _tile(4)}
 
 
+def _tile_ubo(rows: int):
+    # one draw = one block row and K chunk: ks_n steps of UNROLL K-quads, at most the window's
+    # quads (the declared loop is that bound, checked against the device's cap)
+    return declare(
+        "algorithms/sgemm/tile8x4_ubo.frag", inputs={"A": In(block=True), "B": _B},
+        outputs=rows, uniforms={"kq0": "int", "ks_n": "int", "band": ("int", 1)},
+        defines={"TILE_ROWS": rows, "UNROLL": 2},
+        loop=lambda a: a.A.vec4s // (a.defines["TILE_ROWS"] * a.defines["UNROLL"]),
+        name=f"sgemm/tile{rows}x4-ubo", hint=_HINT)
+
+
+#: uniform-block product kernels by tile rows (A from a block window, B from a texture).
+TILE_UBO = {8: _tile_ubo(8), 4: _tile_ubo(4)}
+
+#: op(X) zero-padded and rearranged into block windows (one output row per block row and
+#: K chunk) for the uniform-block variant.
+STAGE_BLOCK = declare("algorithms/sgemm/stage_block.frag", inputs={"X": In(buffer="either")},
+                      uniforms={"chunks": "int", "chunk": "int", "first": ("int", 0)},
+                      defines={"TRANS": 0, "TILE_ROWS": 8}, loop=lambda a: 4,
+                      name="sgemm/stage-block")
+
+
 def _combine(rows: int, has_c: bool):
     inputs = {f"P{t}": _B for t in range(rows)}
     uniforms = {}
     if rows:
         uniforms["alpha"] = "float"
+        uniforms["band"] = ("int", 1)   # rows of P per block row (uniform-block variant)
     if has_c:
         inputs["C"] = In()
         uniforms["beta"] = "float"
@@ -119,7 +169,7 @@ COMBINE = {(r, c): _combine(r, c) for r, c in ((8, False), (8, True), (4, False)
 @dataclass(frozen=True)
 class Variant:
     name: str
-    a_path: str          # "buffer" or "texture"
+    a_path: str          # "buffer", "texture" or "block" (uniform buffer)
     tile_rows: int       # output rows per fragment (8 or 4 for the micro-tile, 1 for simple)
     unroll: int          # K-quads per loop iteration (1, 2 or 4; 1 for simple)
     description: str
@@ -130,10 +180,16 @@ class Variant:
         if self.unroll not in (1, 2, 4) or (self.tile_rows == 1 and self.unroll != 1):
             raise ValueError(f"unroll must be 1, 2 or 4 (1 for the simple kernel), got "
                              f"{self.unroll}")
+        if self.a_path not in ("buffer", "texture", "block"):
+            raise ValueError(f"a_path must be buffer, texture or block, got {self.a_path!r}")
+        if self.a_path == "block" and self.tile_rows == 1:
+            raise ValueError("the uniform-block path needs a micro-tile (tile_rows 4 or 8)")
 
     @property
     def kernel(self):
-        return SIMPLE if self.tile_rows == 1 else TILE[self.tile_rows]
+        if self.tile_rows == 1:
+            return SIMPLE
+        return (TILE_UBO if self.a_path == "block" else TILE)[self.tile_rows]
 
     @property
     def defines(self) -> dict:
@@ -141,8 +197,9 @@ class Variant:
 
     @property
     def fetches_per_quad(self) -> int:
-        """Texel fetches per fragment per K-quad (4 of B, tile_rows of A)."""
-        return 4 + self.tile_rows
+        """Texel fetches per fragment per K-quad: 4 of B, plus tile_rows of A unless A comes
+        from a uniform block (uniform reads are not texel fetches)."""
+        return 4 + (0 if self.a_path == "block" else self.tile_rows)
 
     @property
     def flops_per_quad(self) -> int:
@@ -159,6 +216,10 @@ VARIANTS = {
                        "A via buffer texture, B via 2-D texture, 4x4 tile, 4 targets"),
     "simple": Variant("simple", "buffer", 1, 1,
                       "A via buffer texture, B via 2-D texture, one texel per fragment"),
+    "tile8x4-ubo": Variant("tile8x4-ubo", "block", 8, 2,
+                           "A via uniform buffer (one 8-row block of C per draw, every "
+                           "fragment reads the same A), B via 2-D texture, 8x4 micro-tile, "
+                           "8 targets"),
 }
 DEFAULT_VARIANT = "auto"
 
@@ -168,16 +229,87 @@ DEFAULT_VARIANT = "auto"
 SPLIT_TARGET_FRAGMENTS = 1 << 18
 MIN_SLICE_K = 2048
 
+# Uniform-block variant: smallest window (K-quads) compiled, and the tallest band of output
+# rows one block row's draw covers (the window length is a define from a small set of powers
+# of two, so a handful of programs serves every K).
+UBO_MIN_QUADS = 16
+UBO_MAX_BAND = 32
+
 
 def default_variant(dev) -> str:
     """The faster variant on ``dev`` (measured, benchmarks/RESULTS.md): on llvmpipe the buffer
     path for A ("tile8x4", 1.5x faster at n=1024); on the NVIDIA driver 2-D textures fetch
-    faster than texture buffers, so "tile8x4-tex" (2-30% faster)."""
+    faster than texture buffers, so "tile8x4-tex" (2-30% faster).
+
+    "tile8x4-ubo" (A from a uniform buffer) is NOT chosen yet: flip the GPU branch below to it
+    once ``python benchmarks/sgemm.py --sizes 4096 --variants tile8x4-tex,tile8x4-ubo`` has
+    measured it faster on the GPU (target: >= 1,000 GFLOP/s at n = 4,096 on an H200)."""
     return "tile8x4" if dev.is_software else "tile8x4-tex"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The device limits the SGEMM plan depends on (:meth:`of` reads them off a Device).
+
+    Without a device (pass plans of a hypothetical GPU): no loop cap, 8 render targets, buffer
+    textures, float blending, uniform blocks of 64 KiB, 16384-texel textures."""
+
+    loop_cap: int | None = None
+    max_outputs: int = 8
+    buffer_textures: bool = True
+    float_blending: bool = True
+    uniform_blocks: bool = True
+    block_bytes: int = 65536
+    block_align: int = 256
+    max_texture_size: int = 16384
+
+    @classmethod
+    def of(cls, device=None, loop_cap=None) -> "Limits":
+        """Limits of ``device`` (a Device or Limits); else the defaults with ``loop_cap`` (an
+        int, None, or a Device, read as the device itself)."""
+        if device is None and loop_cap is not None and \
+                not isinstance(loop_cap, numbers.Integral):
+            device, loop_cap = loop_cap, None
+        if isinstance(device, Limits):
+            return device
+        if device is None:
+            return cls(loop_cap=None if loop_cap is None else int(loop_cap))
+        if not hasattr(device, "ctx"):  # a namespace with some of the attributes
+            return cls(**{k: getattr(device, k) for k in cls.__dataclass_fields__
+                          if hasattr(device, k)})
+        return cls(loop_cap=device.loop_cap, max_outputs=device.max_outputs,
+                   buffer_textures=device.buffer_textures,
+                   float_blending=device.float_blending,
+                   uniform_blocks=has_uniform_blocks(device),
+                   block_bytes=max_block_bytes(device),
+                   block_align=offset_alignment(device),
+                   max_texture_size=device.max_texture_size)
+
+    def accumulate_passes(self, n_outputs: int) -> int:
+        """Passes one accumulating pass costs (as :meth:`Device.accumulate_passes`)."""
+        return 1 if self.float_blending else 1 + 2 * n_outputs
 
 
 def _variant(v) -> Variant:
     return v if isinstance(v, Variant) else VARIANTS[v]
+
+
+def effective_variant(variant, device=None) -> Variant:
+    """``variant`` adapted to the device's limits (a Device, its :class:`Limits` or None):
+    fewer tile rows than render targets (8 -> 4 -> 1, the simple kernel), A through the 2-D
+    texture path without buffer textures (or, for the block path, without uniform blocks)."""
+    v = _variant(variant)
+    lim = Limits.of(device)
+    rows, a_path = v.tile_rows, v.a_path
+    while rows > lim.max_outputs:
+        rows = 4 if rows == 8 else 1
+    if a_path == "buffer" and not lim.buffer_textures:
+        a_path = "texture"
+    if a_path == "block" and (not lim.uniform_blocks or rows == 1):
+        a_path = "texture" if rows > 1 or not lim.buffer_textures else "buffer"
+    if (rows, a_path) == (v.tile_rows, v.a_path):
+        return v
+    return replace(v, tile_rows=rows, a_path=a_path, unroll=v.unroll if rows > 1 else 1)
 
 
 def _round_up(x: int, m: int) -> int:
@@ -189,7 +321,7 @@ def _padded(variant: Variant, M: int, K: int) -> tuple[int, int]:
 
 
 def _cap(loop_cap):
-    """A loop cap from a Device (its ``loop_cap``), an int, or None (no cap)."""
+    """A loop cap from a Device (its ``loop_cap``), Limits, an int, or None (no cap)."""
     return getattr(loop_cap, "loop_cap", loop_cap)
 
 
@@ -203,79 +335,185 @@ def _cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = Fal
                        slices)
 
 
+# ---- the uniform-block geometry ---------------------------------------------------------------
+@dataclass(frozen=True)
+class _UboPlan:
+    rows: int            # tile rows (block rows of C are this tall)
+    nblocks: int         # block rows: Mp / rows
+    chunks: tuple        # K-quad ranges [q0, q1), one per chunk
+    per: int             # K-quads per chunk (all but the last)
+    window: int          # quads a window holds (a power of two >= per): the compiled length
+    band: int            # output grid rows per block row
+    parts: Layout        # layout of each of the ``rows`` product targets
+    rects: tuple         # per block row, the output rects its draws cover
+
+    @property
+    def vec4s(self) -> int:
+        return self.window * self.rows
+
+
+def _pow2_floor(x: int) -> int:
+    return 1 << (max(1, int(x)).bit_length() - 1)
+
+
+def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1) -> _UboPlan:
+    """K chunks, window length, band and draw rects of the uniform-block variant."""
+    rows, unroll = v.tile_rows, v.unroll
+    Mp, Kp = _padded(v, M, K)
+    kq = Kp // 4
+    mx = lim.max_texture_size
+    most = min(lim.block_bytes // 16, mx * mx) // rows   # quads one window may hold
+    if lim.loop_cap is not None:
+        most = min(most, lim.loop_cap * unroll)      # one step (loop iteration) per unroll quads
+    cap_q = _pow2_floor(most)
+    if cap_q < unroll:
+        raise LoopBudgetError(
+            f"sgemm/tile{rows}x4-ubo: one K step of {unroll} quads does not fit this device's "
+            f"loop cap of {lim.loop_cap} / uniform-block size of {lim.block_bytes} bytes; "
+            "use another variant")
+    n = max(ceil_div(kq, cap_q), min(max(1, int(split)), kq // unroll))
+    per = _round_up(ceil_div(kq, n), unroll)
+    n = ceil_div(kq, per)
+    chunks = tuple((c * per, min(kq, (c + 1) * per)) for c in range(n))
+    window = min(cap_q, max(UBO_MIN_QUADS, 1 << (per - 1).bit_length()))
+    # the band: block row i covers rows i*band .. of the targets, band x ceil(GW/band) texels
+    nblocks, gw = Mp // rows, ceil_div(N, 4)
+    band = 1
+    while (band < UBO_MAX_BAND and (2 * band) ** 2 <= gw and nblocks * 2 * band <= mx
+           and ceil_div(gw, 2 * band) <= mx):
+        band *= 2
+    width = ceil_div(gw, band)
+    parts = Layout(nblocks * band, 4 * width, True, "row", mx)
+    if band > 1 and parts.wrapped:  # pragma: no cover - excluded by the loop's conditions
+        band, width = 1, gw
+        parts = Layout(nblocks, N, True, "row", mx)
+    if not parts.wrapped:
+        rects = tuple(((0, i * band, width, band),) for i in range(nblocks))
+    else:
+        rects = tuple(_run_rects(i * gw, (i + 1) * gw, parts.tex_w) for i in range(nblocks))
+    return _UboPlan(rows, nblocks, chunks, per, window, band, parts, rects)
+
+
+def _run_rects(t0: int, t1: int, tw: int) -> tuple:
+    """Rects covering exactly texels [t0, t1) of a texture ``tw`` texels wide (row by row)."""
+    y0, x0 = divmod(t0, tw)
+    y1, x1 = divmod(t1 - 1, tw)
+    if y0 == y1:
+        return ((x0, y0, x1 - x0 + 1, 1),)
+    out = [(x0, y0, tw - x0, 1)]
+    if y1 - y0 > 1:
+        out.append((0, y0 + 1, tw, y1 - y0 - 1))
+    out.append((0, y1, x1 + 1, 1))
+    return tuple(out)
+
+
 def min_split(variant, K: int, loop_cap, has_c: bool = False) -> int:
     """Fewest K slices that keep one fragment's loop iterations within ``loop_cap`` (a Device,
     its ``loop_cap`` or None): one loop iteration per K step of ``unroll`` quads (the simple
-    kernel: one per K-quad, plus 4 for the lanes of C when ``has_c``)."""
-    v = _variant(variant)
+    kernel: one per K-quad, plus 4 for the lanes of C when ``has_c``). The uniform-block
+    variant: K chunks (each within one uniform-block window and the cap)."""
+    v = effective_variant(variant, Limits.of(None, loop_cap))
+    if v.a_path == "block":
+        return len(_ubo_plan(v, 1, 4, K, Limits.of(None, loop_cap)).chunks)
     return len(_cuts(v, K, loop_cap, 1, has_c and v.tile_rows == 1))
 
 
 def auto_split(dev, variant, M: int, N: int, K: int) -> int:
     """K slices asked of the engine for performance: 1 on llvmpipe (its few cores are busy with
-    any output) and for the simple kernel; on GPUs more slices for small outputs (more
-    fragments in flight), at least MIN_SLICE_K of K each. The engine raises it to what
-    ``dev``'s loop cap needs (:func:`min_split`)."""
+    any output), for the simple kernel and the uniform-block variant (its chunks are set by the
+    block size); on GPUs more slices for small outputs (more fragments in flight), at least
+    MIN_SLICE_K of K each. The engine raises it to what ``dev``'s loop cap needs
+    (:func:`min_split`)."""
     v = _variant(variant)
-    if v.tile_rows == 1 or dev.is_software:
+    if v.tile_rows == 1 or v.a_path == "block" or dev.is_software:
         return 1
     frags = ceil_div(M, v.tile_rows) * ceil_div(N, 4)
     split = max(1, ceil_div(SPLIT_TARGET_FRAGMENTS, frags))
     return max(1, min(split, K // MIN_SLICE_K))
 
 
-def work(variant: str, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
-         stage_b: bool = False, has_c: bool = False, loop_cap=None) -> dict:
+def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
+         stage_b: bool = False, has_c: bool = False, loop_cap=None, device=None) -> dict:
     """The pass plan of one call: passes per phase, fragments, fetches and flops per fragment.
 
     ``stage_a``/``stage_b``: the input is a device array (a staging pass copies it into the
-    padded operand); numpy inputs are staged on the host. ``split``: K slices asked for;
-    ``loop_cap``: the device's loop cap (a Device, ``dev.loop_cap`` or None). The returned
-    ``split`` is the number of product passes the engine draws (raised for the cap, capped at
-    one slice per K step), exactly as :func:`sgemm` runs it.
+    padded operand); numpy inputs are staged on the host. ``split``: K slices asked for.
+    ``device``: the Device (or its :class:`Limits`) the call runs on: its loop cap, render
+    targets, buffer textures, float blending, uniform-block size and texture size shape the
+    plan (the variant is adapted as :func:`effective_variant` says). ``loop_cap`` alone (an
+    int, or a Device, read as ``device``) gives the default limits with that cap. The returned
+    ``split`` is the number of K slices the engine draws (raised for the cap, capped at one
+    slice per K step; the uniform-block variant: K chunks), exactly as :func:`sgemm` runs it;
+    ``phases`` counts every pass, the ping-pong passes of accumulation without float blending
+    included.
     """
-    v = _variant(variant)
+    lim = Limits.of(device, loop_cap)
+    v = effective_variant(variant, lim)
     Mp, Kp = _padded(v, M, K)
     kq = Kp // 4
     nq = ceil_div(N, 4)
-    split = len(_cuts(v, K, loop_cap, split, has_c and v.tile_rows == 1))
     phases = {}
     if stage_a or stage_b:
         phases["sgemm/stage"] = int(stage_a) + int(stage_b)
-    phases["sgemm/product"] = split
+    if v.a_path == "block":
+        plan = _ubo_plan(v, M, N, K, lim, split)
+        if stage_a:
+            phases["sgemm/stage"] += _stage_block_passes(plan, lim) - 1
+        split = len(plan.chunks)
+        draws = sum(len(r) for r in plan.rects)
+        # later chunks blend draw by draw; without float blending they are drawn into fresh
+        # targets and added by one pass per target
+        phases["sgemm/product"] = draws * split + (0 if lim.float_blending else
+                                                   (split - 1) * v.tile_rows)
+        frags = plan.parts.n_texels
+    else:
+        split = len(_cuts(v, K, lim.loop_cap, split, has_c and v.tile_rows == 1))
+        outs = 1 if v.tile_rows == 1 else v.tile_rows
+        phases["sgemm/product"] = 1 + (split - 1) * lim.accumulate_passes(outs)
+        frags = M * nq if v.tile_rows == 1 else (Mp // v.tile_rows) * nq
+    fetch = v.fetches_per_quad * kq / split
     if v.tile_rows == 1:
-        frags = M * nq
-        fetch = v.fetches_per_quad * kq / split + (1 if has_c else 0)
+        fetch += 1 if has_c else 0
     else:
         phases["sgemm/combine"] = 1
-        frags = (Mp // v.tile_rows) * nq
-        fetch = v.fetches_per_quad * kq / split
     flops = v.flops_per_quad * kq / split
     return {"variant": v.name, "M": M, "N": N, "K": K, "split": split, "phases": phases,
             "passes": sum(phases.values()), "product_fragments": frags,
             "fetches_per_fragment": fetch, "flops_per_fragment": flops,
             "flops_per_fetch": v.flops_per_quad / v.fetches_per_quad,
-            "useful_flops": 2 * M * N * K}
+            "tile_rows": v.tile_rows, "a_path": v.a_path, "useful_flops": 2 * M * N * K}
 
 
 def _plan_phases(variant):
-    def phases(M, N, K, split=1, stage_a=False, stage_b=False, has_c=False, loop_cap=None):
-        return work(variant, M, N, K, split, stage_a, stage_b, has_c, loop_cap)["phases"]
+    def phases(M, N, K, split=1, stage_a=False, stage_b=False, has_c=False, loop_cap=None,
+               device=None):
+        return work(variant, M, N, K, split, stage_a, stage_b, has_c, loop_cap,
+                    device)["phases"]
     return phases
 
 
 for _name, _v in VARIANTS.items():
+    if _v.a_path == "block":
+        _formula = ("[stage_A] + [stage_B] + draws x chunks + [(chunks - 1) x targets "
+                    "without float blending] + 1, draws = block rows (M / 8) x rects per block "
+                    "row (1 unless the targets wrap)")
+    elif _v.tile_rows == 1:
+        _formula = "[stage_A] + [stage_B] + 1 + (slices - 1) x acc"
+    else:
+        _formula = "[stage_A] + [stage_B] + 1 + (slices - 1) x acc + 1"
     register_plan(PassPlan(
         name=f"sgemm/{_name}",
-        formula=("[stage_A] + [stage_B] + slices" if _v.tile_rows == 1
-                 else "[stage_A] + [stage_B] + slices + 1"),
+        formula=_formula,
         phases=_plan_phases(_name),
         notes=(f"{_v.description}. Per fragment and K-quad: {_v.fetches_per_quad} texel "
                f"fetches, {_v.flops_per_quad} flops. slices = K slices: the split asked for, "
-               "raised to what the device's loop cap needs (pass loop_cap). Staging passes "
-               "only for device-array inputs; the micro-tile variants end with one epilogue "
-               "pass (targets -> C, alpha, beta)."),
-        params=("M", "N", "K", "split", "stage_a", "stage_b", "has_c", "loop_cap")))
+               "raised to what the device's loop cap needs (pass loop_cap or device). acc = "
+               "passes of one accumulating pass: 1 with float blending, 1 + 2 x targets by "
+               "ping-pong without (device profiles). Under a profile the variant adapts "
+               "(tile rows to the render targets, A's path). Staging passes only for "
+               "device-array inputs; the micro-tile variants end with one epilogue pass "
+               "(targets -> C, alpha, beta)."),
+        params=("M", "N", "K", "split", "stage_a", "stage_b", "has_c", "loop_cap", "device")))
 
 
 # ---- staging ----------------------------------------------------------------------------------
@@ -304,6 +542,52 @@ def _stage_buffer(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: 
     return BufferArray.from_host(dev, lay, m)
 
 
+def _stage_block(dev, x, trans: bool, M: int, K: int, plan: _UboPlan) -> BlockArray:
+    """op(x) (M x K) into block windows: window (i, c) = rows rows*i .. of K chunk c, vec4
+    number q * rows + t = op(x)[rows*i + t, 4*(q0_c + q) .. +3]; windows start at multiples of
+    the device's uniform-buffer offset alignment."""
+    rows, n = plan.rows, len(plan.chunks)
+    stride = _round_up(plan.vec4s, offset_alignment(dev) // 16)   # vec4 between windows
+    lay = BlockLayout(plan.vec4s)
+    if isinstance(x, DeviceArray):
+        # one staging pass per group of windows that fits in one texture (1 but for tiny
+        # texture limits), each copied on the GPU into its part of the buffer
+        total = plan.nblocks * n
+        group = _windows_per_texture(stride, dev.max_texture_size)
+        blk = BlockArray(dev, lay, reserve=16 * stride * total)
+        for r0 in range(0, total, group):
+            cnt = min(group, total - r0)
+            tex = dev.alloc(Layout(cnt, 4 * stride, True, "row", dev.max_texture_size))
+            try:
+                with dev.phase("sgemm/stage"):
+                    dev.run(STAGE_BLOCK, tex, inputs={"X": x},
+                            uniforms={"chunks": n, "chunk": plan.per, "first": r0},
+                            defines={"TRANS": int(trans), "TILE_ROWS": rows})
+                blk.write_from_texture(tex, 16 * stride * r0, 16 * stride * cnt)
+            finally:
+                tex.release()
+    else:
+        a = np.zeros((plan.nblocks * rows, n * plan.per * 4), dtype=np.float32)
+        a[:M, :K] = x.T if trans else x
+        w = a.reshape(plan.nblocks, rows, n, plan.per, 4).transpose(0, 2, 3, 1, 4)
+        data = np.zeros((plan.nblocks * n, stride, 4), dtype=np.float32)
+        data[:, :plan.per * rows] = w.reshape(plan.nblocks * n, plan.per * rows, 4)
+        blk = BlockArray(dev, lay, data)
+    blk.stride = stride
+    return blk
+
+
+def _windows_per_texture(stride: int, max_size: int) -> int:
+    """Block windows (``stride`` texels each) one staging texture holds."""
+    return max(1, (max_size * max_size) // stride)
+
+
+def _stage_block_passes(plan: "_UboPlan", lim: Limits) -> int:
+    stride = _round_up(plan.vec4s, lim.block_align // 16)
+    return ceil_div(plan.nblocks * len(plan.chunks),
+                    _windows_per_texture(stride, lim.max_texture_size))
+
+
 def _operand(x, name: str):
     if isinstance(x, DeviceArray):
         return V.device_array(x, name, ndim=2)
@@ -330,7 +614,9 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
         ``beta == 0``, and ``A``, ``B`` are not read when ``alpha == 0``.
     alpha, beta : finite real scalars.
     variant : ``"auto"`` (default: the faster one on this device, see :func:`default_variant`),
-        ``"tile8x4"``, ``"tile8x4-tex"``, ``"tile4x4"`` or ``"simple"`` (see module doc).
+        ``"tile8x4"``, ``"tile8x4-tex"``, ``"tile4x4"``, ``"simple"`` or ``"tile8x4-ubo"``
+        (see module doc). Under a device profile the variant adapts to the device's limits
+        (:func:`effective_variant`).
     device : the Device to use; default: the arguments' device, else the process default.
     split : K slices asked for (passes summed by blending); default :func:`auto_split`. The
         engine raises it to what the device's loop cap needs (:func:`min_split`) and caps it at
@@ -362,7 +648,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     if split is not None:
         split = V.integer(split, "split", lo=1)
     dev = V.pick_device(device, [A, B, C])
-    v = VARIANTS[default_variant(dev) if variant == "auto" else variant]
+    v = effective_variant(default_variant(dev) if variant == "auto" else variant, dev)
     as_device = any(isinstance(x, DeviceArray) for x in (A, B, C))
 
     has_p = alpha != 0.0
@@ -396,6 +682,10 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
         else:
             dev.fill(out, 0.0)
         return
+    if v.a_path == "block":
+        _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
+                     split)
+        return
     Mp, Kp = _padded(v, M, K)
     a_path = v.a_path
     if a_path == "buffer" and BufferLayout(Mp, Kp).n_texels > max_texture_buffer_size(dev):
@@ -419,3 +709,54 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
         dev.run(COMBINE[tr, has_c], out,
                 inputs={**{f"P{t}": p for t, p in enumerate(parts)}, **c_inputs},
                 uniforms={"alpha": alpha, **c_uniforms})
+
+
+def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
+                 split):
+    """The uniform-block variant: one draw per block row and K chunk (see the module doc)."""
+    lim = Limits.of(dev)
+    plan = _ubo_plan(v, M, N, K, lim, split or 1)
+    rows, unroll = plan.rows, v.unroll
+    _, Kp = _padded(v, M, K)
+    blk = s.track(_stage_block(dev, A, trans_a, M, K, plan))
+    Bs = s.track(_stage_texture(dev, B, trans_b, K, N, Kp, N))
+    parts = [s.alloc(plan.parts) for _ in range(rows)]
+    kern = TILE_UBO[rows]
+    inputs = {"A": blk, "B": Bs}
+    defines = {"UNROLL": unroll}
+    uni = {"kq0": 0, "ks_n": 0, "band": plan.band}
+    first = dev.prepare(kern, parts, inputs=inputs, uniforms=uni, defines=defines)
+    later = None
+    n = len(plan.chunks)
+    rects = [r for per_row in plan.rects for r in per_row]
+    row_of = [i for i, per_row in enumerate(plan.rects) for _ in per_row]
+    with dev.phase("sgemm/product"):
+        for c, (q0, q1) in enumerate(plan.chunks):
+            if c == 0:
+                p = first
+            elif later is None and dev.float_blending:
+                # later chunks add into the targets by blending, draw by draw
+                p = later = dev.prepare(kern, parts, inputs=inputs, uniforms=uni,
+                                        defines=defines, accumulate="add")
+            elif later is None:
+                # no float blending: each later chunk is drawn into fresh targets and added
+                # to the sum by one pass per target (not by ping-pong passes per draw)
+                fresh = [s.alloc(plan.parts) for _ in range(rows)]
+                p = later = dev.prepare(kern, fresh, inputs=inputs, uniforms=uni,
+                                        defines=defines)
+            p.set(kq0=q0, ks_n=(q1 - q0) // unroll)
+            offsets = [(i * n + c) * blk.stride for i in row_of]
+            p.sweep(rects, each=lambda d, offsets=offsets: blk.select(offsets[d]))
+            if c > 0 and not dev.float_blending:
+                for t in range(rows):
+                    total = s.alloc(plan.parts)
+                    dev.run(SAXPY, total, inputs={"X": fresh[t], "Y": parts[t]},
+                            uniforms={"alpha": 1.0})
+                    parts[t].release()
+                    parts[t] = total
+    c_inputs = {"C": Cd} if has_c else {}
+    with dev.phase("sgemm/combine"):
+        dev.run(COMBINE[rows, has_c], out,
+                inputs={**{f"P{t}": p for t, p in enumerate(parts)}, **c_inputs},
+                uniforms={"alpha": alpha, "band": plan.band, **({"beta": beta} if has_c
+                                                                else {})})

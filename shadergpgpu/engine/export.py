@@ -50,6 +50,11 @@ def final_source(kernel: Kernel, library, defines: dict | None = None,
     tex = ("texture", True, "row", False)
     pre = []
     for n, spec in kernel.inputs.items():
+        if spec.block:  # a uniform-block window of the ES 3.0 minimum block size
+            from .blocks import ES_MIN_UNIFORM_BLOCK_SIZE, glsl_block_input
+            pre.append((f"<input {n}>",
+                        glsl_block_input(("block", ES_MIN_UNIFORM_BLOCK_SIZE // 16), n)))
+            continue
         kind = ("buffer", True, "row", False) if spec.buffer is True and buffer_ok else tex
         if spec.buffer is True and not buffer_ok:
             raise ValueError(f"{kernel.name}: input {n!r} needs a buffer texture (samplerBuffer)")
@@ -93,7 +98,11 @@ def export(name: str, profile="webgl2", defines: dict | None = None) -> str:
     head = [f"// shadergpgpu kernel {k.name} as GLSL ES {version} for profile {prof.name}",
             "// Draw one triangle covering the viewport (gl_VertexID 0..2) into the outputs.",
             "// inputs (RGBA32F textures, packed row-major: 4 consecutive row elements a texel):"]
-    for n in k.inputs:
+    for n, spec in k.inputs.items():
+        if spec.block:
+            head.append(f"//   uniform block sg_{n} (std140 vec4 array): bind a buffer range of "
+                        "its size")
+            continue
         head.append(f"//   sampler2D sg_{n}; ivec4 sg_{n}_shape = (rows, cols, texels per row, "
                     "texture width)")
     head.append("// outputs (layout locations in order):")

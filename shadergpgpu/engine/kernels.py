@@ -54,12 +54,15 @@ class In:
         and order: the kernel reads both at the same grid texel).
     packed, order : required packing / order (None: any).
     buffer : True for a linear buffer (``samplerBuffer``), "either" to accept both kinds.
+    block : True for a uniform-block window (a :class:`~shadergpgpu.engine.blocks.BlockArray`,
+        read as ``X_vec4(i)``; see :mod:`shadergpgpu.engine.blocks`).
     """
 
     like: str | None = None
     packed: bool | None = None
     order: str | None = None
     buffer: bool | str = False
+    block: bool = False
 
     @property
     def texel_safe(self) -> bool:
@@ -161,7 +164,8 @@ class Kernel:
     name : shown in errors (default: the file name, or "inline kernel").
     hint : what the user can change when the loop budget refuses a call.
     work : function(:class:`Args`) -> dict with the work of ONE fragment: ``flops``,
-        ``fetches`` (texel fetches), optionally ``bytes`` written (default 16 per output);
+        ``fetches`` (texel fetches), optionally ``bytes`` written (default 16 per output)
+        and ``buffer_fetches`` (the part of ``fetches`` that reads buffer textures);
         the pass counter accumulates it per phase (the cost model reads it).
     """
 
@@ -264,6 +268,13 @@ class Kernel:
                                 f"{type(a).__name__}")
             if getattr(a, "released", False):
                 raise ValueError(f"{name}: input {k!r} has been released")
+            is_block = lay.kind[0] == "block"
+            if bool(spec.block) != is_block:
+                raise ValueError(f"{name}: input {k!r} must be "
+                                 + ("a BlockArray (uniform block)" if spec.block else
+                                    "a texture or buffer array, got a BlockArray"))
+            if is_block:
+                continue
             is_buf = lay.kind[0] == "buffer"
             if spec.buffer is True and not is_buf:
                 raise ValueError(f"{name}: input {k!r} must be a BufferArray")
@@ -324,13 +335,32 @@ class Kernel:
         extra = int(s.extra(args)) if callable(s.extra) else int(s.extra)
         return max(1, cost), max(0, extra)
 
+    @property
+    def work(self):
+        """The declared ``work=`` function, else the cost model's table
+        (:func:`shadergpgpu.engine.work.lookup`, by kernel name)."""
+        fn = self.__dict__.get("_declared_work")
+        if fn is None:
+            fn = self.__dict__.get("_table_work")
+            if fn is None:
+                from .work import lookup
+                fn = self.__dict__["_table_work"] = lookup(self)
+        return fn
+
+    @work.setter
+    def work(self, fn):
+        self.__dict__["_declared_work"] = fn
+        self.__dict__.pop("_table_work", None)
+
     def work_of(self, layouts: dict, uniforms: dict, defines: dict) -> tuple | None:
-        """(flops, fetches, bytes written) of one fragment over a whole call, or None."""
+        """(flops, fetches, bytes written, buffer fetches) of one fragment over a whole call
+        (the buffer fetches are the part of the fetches that read buffer textures), or None."""
         if self.work is None:
             return None
         w = self.work(Args(layouts, uniforms, defines))
         return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
-                float(w.get("bytes", 16 * len(self.outputs))))
+                float(w.get("bytes", 16 * len(self.outputs))),
+                float(w.get("buffer_fetches", 0)))
 
     def slices(self, layouts: dict, uniforms: dict, defines: dict, cap: int | None,
                at_least: int = 1) -> list[tuple[int, int]]:

@@ -36,6 +36,8 @@ class PassCounter:
         self.flops: dict[str, float] = defaultdict(float)
         self.fetches: dict[str, float] = defaultdict(float)
         self.bytes: dict[str, float] = defaultdict(float)
+        # the part of the fetches that reads buffer textures (the model prices it apart)
+        self.buffer_fetches: dict[str, float] = defaultdict(float)
 
     @contextmanager
     def phase(self, label: str):
@@ -60,10 +62,12 @@ class PassCounter:
         self.flops[label] += f * work[0]
         self.fetches[label] += f * work[1]
         self.bytes[label] += f * work[2]
+        if len(work) > 3 and work[3]:
+            self.buffer_fetches[label] += f * work[3]
 
     def reset(self) -> None:
         for d in (self.passes, self.fragments, self.gpu_ns, self.flops, self.fetches,
-                  self.bytes):
+                  self.bytes, self.buffer_fetches):
             d.clear()
 
     @property
@@ -79,7 +83,8 @@ class PassCounter:
                           "gpu_ms": self.gpu_ns.get(label, 0) / 1e6,
                           "flops": self.flops.get(label, 0.0),
                           "fetches": self.fetches.get(label, 0.0),
-                          "bytes": self.bytes.get(label, 0.0)}
+                          "bytes": self.bytes.get(label, 0.0),
+                          "buffer_fetches": self.buffer_fetches.get(label, 0.0)}
         return out
 
     def __repr__(self):
@@ -334,6 +339,37 @@ class Pass:
         if self._work is not None:
             self.device.counter.add_work(self._fragments * (len(values) - 1), self._work)
         return len(values)
+
+    def sweep(self, rects, each=None) -> int:
+        """Draw the pass once per rect ``(x, y, w, h)`` of the outputs; returns the passes drawn.
+
+        Each draw is a counted render pass over that sub-rectangle (blended, or accumulated by
+        ping-pong passes, as the pass's ``blend``/``accumulate`` says). ``each(i)``, when given,
+        runs before draw ``i`` and the inputs are bound again after it: e.g. to move a
+        uniform-block input's window (:meth:`BlockArray.select
+        <shadergpgpu.engine.blocks.BlockArray.select>`) so that every fragment of one draw reads
+        one address. Uniforms stay as set; a pass with a split loop cannot sweep.
+        """
+        if self._cuts:
+            raise ValueError(f"{self.kernel.name}: a pass with a split loop cannot sweep rects")
+        dev = self.device
+        if CONTEXT.current is not dev:
+            dev.activate()
+        if self.compiled.owner is not self:
+            self._restore()
+        c = self.compiled
+        outs, fbo, blend, binds = self._outs, self._fbo, self.blend, self._binds
+        drawn = 0
+        for i, rect in enumerate(rects):
+            if each is not None:
+                each(i)
+            for use, unit in binds:
+                use(unit)
+            viewport, frags = dev._viewport(outs, rect)
+            if self._work is not None:
+                dev.counter.add_work(frags, self._work)
+            drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
+        return drawn
 
 
 def _binder(arr):

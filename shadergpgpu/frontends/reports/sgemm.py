@@ -42,13 +42,13 @@ def main(argv=None) -> int:
             err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
             t = time_call(lambda: sgemm(A, B, variant=variant, split=split).release(),
                           dev.finish, repeat=1 if args.quick else 3)
-            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True,
-                          loop_cap=dev.loop_cap)
+            # the plan of this device (its loop cap and, under a profile, its limits)
+            params = dict(M=M, N=N, K=K, split=split, stage_a=True, stage_b=True, device=dev)
             cmp = plans.compare(plans.get_plan(f"sgemm/{variant}"), measured, **params)
-            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True,
-                     loop_cap=dev.loop_cap)
+            w = work(variant, M, N, K, split=split, stage_a=True, stage_b=True, device=dev)
             rows.append({
                 "variant": variant, "M": M, "N": N, "K": K, "split": w["split"],
+                "tile": f"{w['tile_rows']}x4 A:{w['a_path']}",
                 "passes_plan": sum(r["expected"] or 0 for r in cmp),
                 "passes_measured": sum(r["measured"] for r in cmp),
                 "plan_matches": all(r["match"] for r in cmp),
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     meta = device_meta(dev)
     meta["default_variant"] = default_variant(dev)
     out = write_outputs(args.out, "sgemm", rows, meta)
-    cols = ["variant", "M", "N", "K", "split", "passes_plan", "passes_measured", "plan_matches",
+    cols = ["variant", "tile", "M", "N", "K", "split", "passes_plan", "passes_measured", "plan_matches",
             "phases", "product_fragments", "fetches_per_fragment", "flops_per_fragment",
             "flops_per_fetch", "rel_err", "ms", "gflops"]
     lines = [f"# SGEMM pass plan ({meta['renderer']}, {meta['date']})", ""]
