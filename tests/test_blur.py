@@ -223,8 +223,13 @@ def test_pass_plan_matches_and_does_not_depend_on_sigma(dev, schedule):
 def test_report_quick(tmp_path):
     from shadergpgpu.frontends.reports import blur as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-progress"]) == 0
-    for name in ("blur.md", "blur.csv", "blur.json", "blur_passes.csv"):
+    for name in ("blur.md", "blur.csv", "blur.json", "blur_passes.csv", "blur_profiles.csv"):
         assert (tmp_path / name).is_file()
+    import csv
+    with open(tmp_path / "blur_profiles.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["profile"] for r in rows} >= set(PROFILES)
+    assert all(r["match"] == "True" for r in rows), rows
 
 
 # ---- loop budget: the exact filter's taps are split across added passes ---------------------
@@ -301,7 +306,10 @@ def _blur_kernels():
 
 def test_every_blur_kernel_declares_its_loops():
     ks = _blur_kernels()
-    assert len(ks) == 3 * 3 + 2 * 2 + 2 + 3  # reduce/carry/apply x 3, combine/down x 2, ...
+    # reduce/carry x 7 (image lanes: whole set or either half; image seq; planes: 8, or 4
+    # in halves), apply x 6 (3 sources x 8 or 4 planes), combine/down x 4 (seq; lanes whole
+    # or halves), interleave/transpose x 2 (8 or 4 planes), fir x 3
+    assert len(ks) == 2 * 7 + 6 + 2 * 4 + 2 * 2 + 3
     for name, k in ks.items():
         text = (shaders_root() / k.file).read_text()
         if "for (" in text:
@@ -316,7 +324,7 @@ def test_blur_shaders_have_no_sizes_lane_math_or_own_uniforms():
             assert pat not in text, (f.name, pat)
     for k in _blur_kernels().values():  # defines are finite variants only
         assert set(k.defines) <= {"AXIS", "SEQ", "HAVE_SRC", "SRC_PLANES", "USE_PLANES",
-                                  "BORDER", "GRAY"}, k.name
+                                  "BORDER", "GRAY", "NPL", "PART"}, k.name
 
 
 # ---- one program per variant, not per size or sigma ------------------------------------------
@@ -362,3 +370,218 @@ def test_random_shapes_and_sigmas_compile_a_constant_number_of_programs():
         assert d.shaders.compiles - n0 == first
     finally:
         d.release()
+
+
+# ---- device profiles: the blur adapts to the limits of a legacy or mobile GPU ----------------
+# Under geforce-7800gtx, webgl2 and raspberrypi4 (4 render targets, no float blending; a loop
+# cap of 255 on the 7800 GTX) the recursive filter writes 4 planes per apply pass and its
+# summary sets in two halves, chooses blocks under the loop cap, and the exact filter's split
+# tap loop adds its slices by ping-pong passes. Same tolerances as above.
+PROFILES = ("geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4")
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def pdev(request):
+    d = sg.Device(profile=request.param)
+    yield d
+    d.release()
+
+
+def _plan_matches(d, name, **params):
+    rows = plans.compare(plans.get_plan(name), d.counter.snapshot(), device=d, **params)
+    assert all(r["match"] for r in rows), rows
+
+
+@pytest.mark.parametrize("schedule", ["hv", "vtvt"])
+def test_recursive_under_profile(pdev, schedule):
+    imgs = (np.random.default_rng(8).random((37, 53)).astype(np.float32),
+            natural(29, 41, c=3, seed=9), natural(23, 30, c=4, seed=10))
+    for img in imgs:
+        gray = img.ndim == 2
+        for border, sigma in (("reflect", 3.0), ("nearest", (2.0, 5.0)), ("constant", 1.5)):
+            pdev.counter.reset()
+            out = gaussian_blur(img, sigma, border=border, schedule=schedule, device=pdev)
+            tol = 1e-3 if np.min(sigma) < 2 else 5e-3
+            assert rel_err(out, img, reference(img, sigma, border)) <= tol, (img.shape, border)
+            _plan_matches(pdev, f"blur/recursive-{schedule}", h=img.shape[0], w=img.shape[1],
+                          gray=gray)
+    # the full hierarchy (combine and down levels) under the profile
+    til = Tiling(c1=8, g=2, top=2)
+    img = natural(61, 75, c=4, seed=3)
+    pdev.counter.reset()
+    out = gaussian_blur(img, (3.0, 9.0), schedule=schedule, device=pdev, tiling=til)
+    assert rel_err(out, img, reference(img, (3.0, 9.0), "reflect")) <= 5e-3
+    _plan_matches(pdev, f"blur/recursive-{schedule}", h=61, w=75, gray=False, tiling=til)
+    g = img[..., 1]
+    pdev.counter.reset()
+    out = gaussian_blur(g, (2.5, 6.0), schedule=schedule, device=pdev, tiling=til)
+    assert rel_err(out, g, reference(g, (2.5, 6.0), "reflect")) <= 5e-3
+    _plan_matches(pdev, f"blur/recursive-{schedule}", h=61, w=75, gray=True, tiling=til)
+
+
+def test_exact_under_profile(pdev):
+    for shape in ((37, 53), (29, 41, 3), (11, 6, 4)):
+        img = np.random.default_rng(11).random(shape).astype(np.float32)
+        for sigma in (0.6, 3.0, (1.5, 4.0)):
+            for border in BORDERS:
+                pdev.counter.reset()
+                out = gaussian_blur(img, sigma, method="exact", border=border, device=pdev)
+                assert rel_err(out, img, reference(img, sigma, border)) <= 1e-5
+                _plan_matches(pdev, "blur/exact", h=shape[0], w=shape[1], gray=len(shape) == 2,
+                              sigma=sigma)
+
+
+def test_exact_split_under_the_7800gtx_cap_by_pingpong():
+    """Loop cap 255 and no float blending: sigma 40 (321 taps) cuts the tap loop into slices
+    that add into the output by ping-pong passes (draw, combine, copy back)."""
+    d = sg.Device(profile="geforce-7800gtx")
+    try:
+        assert d.loop_cap == 255 and not d.float_blending
+        for shape in ((9, 13), (7, 11, 3)):
+            img = np.random.default_rng(12).random(shape).astype(np.float32)
+            for sigma, border in ((40.0, "reflect"), ((70.0, 3.0), "nearest"),
+                                  ((2.0, 45.0), "constant")):
+                d.counter.reset()
+                out = gaussian_blur(img, sigma, method="exact", border=border, device=d)
+                assert rel_err(out, img, reference(img, sigma, border)) <= 1e-5, (shape, sigma)
+                _plan_matches(d, "blur/exact", h=shape[0], w=shape[1], gray=len(shape) == 2,
+                              sigma=sigma)
+                assert d.counter.total >= 5  # at least one slice added by 3 ping-pong passes
+        plan = plans.get_plan("blur/exact")
+        # 321 taps: gray rows 4 x 321 + 4 iterations -> 6 slices, 1 + 3 x 5 passes
+        assert plan.expected(h=9, w=13, gray=True, sigma=40.0, device=d) == \
+            {"exact.H": 16, "exact.V": 4}
+    finally:
+        d.release()
+
+
+def test_recursive_tiling_is_chosen_under_the_loop_cap():
+    from shadergpgpu.algorithms import blur
+    # under the 7800 GTX's cap of 255 the packed grayscale rows use blocks of 8 texels
+    t = blur.fit_tiling(True, 4, 255)
+    assert t.c1 == 8
+    assert max(blur.reduce_loop(t.c1, True), blur.apply_loop(t.c1, True, 4),
+               blur.combine_loop(t.g), blur.down_loop(t.g), blur.carry_loop(t.top)) <= 255
+    assert blur.fit_tiling(False, 4, 255) == blur.DEFAULT_TILING
+    for cap in (None, 65_535):  # the native path keeps the default tiling
+        for seq in (False, True):
+            assert blur.fit_tiling(seq, 8, cap) is blur.DEFAULT_TILING
+    t = blur.fit_tiling(False, 8, 40)  # a tiny cap: smaller fan-out and top too
+    assert t.g * 3 + 2 <= 40 and 4 + 6 * t.top <= 40
+    d = sg.Device(profile="geforce-7800gtx")
+    try:
+        img = natural(20, 300)  # 75 texels a row: 10 blocks of 8 (no top-level cut needed)
+        out = gaussian_blur(img, 4.0, device=d)
+        assert rel_err(out, img, reference(img, 4.0, "reflect")) <= 5e-3
+        with pytest.raises(sg.LoopBudgetError, match="c1"):  # an explicit tiling is honoured
+            gaussian_blur(img, 4.0, device=d, tiling=Tiling(c1=32))
+    finally:
+        d.release()
+
+
+def test_native_plan_unchanged():
+    """The default path keeps 8 render targets, one pass per summary level and the default
+    tiling: 7 passes for "hv" and 8 for "vtvt" at 256 x 256."""
+    for gray in (True, False):
+        assert plans.get_plan("blur/recursive-hv").total(h=256, w=256, gray=gray) == 7
+        assert plans.get_plan("blur/recursive-vtvt").total(h=256, w=256, gray=gray) == 8
+        assert plans.get_plan("blur/recursive-hv").total(h=256, w=256, gray=gray,
+                                                         max_outputs=8, loop_cap=65_535) == 7
+
+
+def test_wrapped_arrays_at_a_small_texture_size():
+    """max_texture_size 32 under webgl2: the image and the work arrays wrap into the texture
+    (as they would past 2,048 texels on real WebGL2) and the results stay right."""
+    d = sg.Device(profile="webgl2", max_texture_size=32)
+    try:
+        for shape in ((24, 150), (20, 45, 3), (45, 20, 4)):
+            img = natural(*shape[:2], c=shape[2] if len(shape) == 3 else None, seed=13)
+            x = d.array(img) if len(shape) == 2 else d.image(img)
+            assert x.layout.wrapped or len(shape) == 3 and shape[1] <= 32
+            for method, schedule in (("recursive", "hv"), ("recursive", "vtvt"),
+                                     ("exact", "hv")):
+                for border in BORDERS:
+                    d.counter.reset()
+                    y = gaussian_blur(x, 3.0, method=method, schedule=schedule, border=border)
+                    tol = 1e-5 if method == "exact" else 5e-3
+                    assert rel_err(y.get(), img, reference(img, 3.0, border)) <= tol
+                    name = "blur/exact" if method == "exact" else f"blur/recursive-{schedule}"
+                    extra = {"sigma": 3.0} if method == "exact" else {}
+                    _plan_matches(d, name, h=shape[0], w=shape[1], gray=len(shape) == 2,
+                                  **extra)
+                    y.release()
+            x.release()
+        with pytest.raises(sg.TooLargeError):  # more texels than a 32 x 32 texture holds
+            gaussian_blur(np.zeros((40, 40, 3), np.float32), 2.0, device=d)
+    finally:
+        d.release()
+
+
+def test_wrapped_at_the_webgl2_texture_size():
+    """Past 2,048 texels a row (webgl2's texture size) the image wraps; still right."""
+    d = sg.Device(profile="webgl2")
+    try:
+        for shape in ((3, 8400), (2100, 5, 4)):
+            img = np.random.default_rng(15).random(shape).astype(np.float32)
+            x = d.array(img) if len(shape) == 2 else d.image(img)
+            assert x.layout.wrapped and max(x.layout.tex_size) <= 2048
+            for method, schedule in (("recursive", "hv"), ("recursive", "vtvt"),
+                                     ("exact", "hv")):
+                y = gaussian_blur(x, 3.0, method=method, schedule=schedule)
+                tol = 1e-5 if method == "exact" else 5e-3
+                assert rel_err(y.get(), img, reference(img, 3.0, "reflect")) <= tol
+                y.release()
+            x.release()
+    finally:
+        d.release()
+
+
+def test_recursive_needs_four_render_targets(tmp_path):
+    import json
+    prof = {"name": "two-targets", "limits": {"max_draw_buffers": 2}}
+    f = tmp_path / "two.json"
+    f.write_text(json.dumps(prof))
+    d = sg.Device(profile=str(f))
+    try:
+        img = natural(12, 17)
+        with pytest.raises(sg.CapabilityError, match="method='exact'"):
+            gaussian_blur(img, 2.0, device=d)
+        out = gaussian_blur(img, 2.0, method="exact", device=d)
+        assert rel_err(out, img, reference(img, 2.0, "reflect")) <= 1e-5
+    finally:
+        d.release()
+
+
+# ---- prepared passes reused by repeated calls --------------------------------------------------
+@pytest.mark.parametrize("schedule", ["hv", "vtvt"])
+def test_repeated_calls_reuse_prepared_passes(dev, schedule):
+    """Repeated blurs of one image layout run prepared passes (kept per device); a new sigma
+    sets the coefficients again (each axis its own), a new image is bound, results stay right
+    and the pass counts equal the plan."""
+    from shadergpgpu.algorithms import blur
+    rng = np.random.default_rng(14)
+    for shape in ((33, 47), (33, 47, 3)):
+        gray = len(shape) == 2
+        imgs = [rng.random(shape).astype(np.float32) for _ in range(2)]
+        xs = [dev.array(i) if gray else dev.image(i) for i in imgs]
+        compiles = None
+        for k, sigma in enumerate([2.0, (2.0, 6.0), (6.0, 2.0), 2.0, 2.0]):
+            for img, x in zip(imgs, xs):
+                dev.counter.reset()
+                y = gaussian_blur(x, sigma, schedule=schedule, device=dev)
+                assert rel_err(y.get(), img, reference(img, sigma, "reflect")) <= 5e-3, sigma
+                rows = plans.compare(plans.get_plan(f"blur/recursive-{schedule}"),
+                                     dev.counter.snapshot(), h=shape[0], w=shape[1], gray=gray)
+                assert all(r["match"] for r in rows), rows
+                y.release()
+            if k == 0:
+                compiles = dev.shaders.compiles
+        assert dev.shaders.compiles == compiles
+        for k in range(2):  # the exact method: its weights are kept per sigma
+            y = gaussian_blur(xs[k], (1.5, 3.0), method="exact", device=dev)
+            assert rel_err(y.get(), imgs[k], reference(imgs[k], (1.5, 3.0), "reflect")) <= 1e-5
+            y.release()
+        for x in xs:
+            x.release()
+    cache = dev.resource("blur/recipes", lambda: None)
+    assert cache is not None and cache.nbytes <= blur.RECIPE_CACHE_BYTES

@@ -1,6 +1,8 @@
-"""``shadergpgpu report blur``: passes per schedule (plan vs counter) and time vs sigma.
+"""``shadergpgpu report blur``: passes per schedule (plan vs counter), passes under each device
+profile, and time vs sigma.
 
-Writes blur.md, blur.csv / blur.json (timings), blur_passes.csv and blur_time_vs_sigma.png.
+Writes blur.md, blur.csv / blur.json (timings), blur_passes.csv, blur_profiles.csv and
+blur_time_vs_sigma.png.
 """
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ def _passes(dev, blur, plans, sizes):
                 dev.counter.reset()
                 blur.gaussian_blur(x, sigma, schedule=schedule).release()
                 snap = dev.counter.snapshot()
-                cmp = plans.compare(plan, snap, h=h, w=w, gray=gray)
+                cmp = plans.compare(plan, snap, h=h, w=w, gray=gray, device=dev)
                 rows.append({"image": f"{h}x{w}x{c}", "schedule": schedule, "sigma": sigma,
                              "passes": sum(v["passes"] for v in snap.values()),
-                             "planned": plan.total(h=h, w=w, gray=gray),
+                             "planned": plan.total(h=h, w=w, gray=gray, device=dev),
                              "match": all(r["match"] for r in cmp),
                              "fragments": sum(v["fragments"] for v in snap.values()),
                              "phases": " ".join(f"{k}:{v['passes']}" for k, v in snap.items())})
@@ -36,7 +38,7 @@ def _passes(dev, blur, plans, sizes):
         blur.gaussian_blur(x, 4.0, method="exact").release()
         snap = dev.counter.snapshot()
         exact = plans.get_plan("blur/exact")
-        params = dict(h=h, w=w, gray=gray, sigma=4.0, loop_cap=dev.loop_cap)
+        params = dict(h=h, w=w, gray=gray, sigma=4.0, device=dev)
         rows.append({"image": f"{h}x{w}x{c}", "schedule": "exact", "sigma": 4.0,
                      "passes": sum(v["passes"] for v in snap.values()),
                      "planned": exact.total(**params),
@@ -44,6 +46,45 @@ def _passes(dev, blur, plans, sizes):
                      "fragments": sum(v["fragments"] for v in snap.values()),
                      "phases": " ".join(f"{k}:{v['passes']}" for k, v in snap.items())})
         x.release()
+    return rows
+
+
+PROFILE_SIZE = 1024
+
+
+def _profile_passes(sg, blur, plans, backend, profiles):
+    """Passes per blur call under each device profile: plan vs counter on small images (the
+    blur adapts to 4 render targets, a loop cap and no float blending), and the plan at
+    PROFILE_SIZE^2."""
+    rows = []
+    cases = [("recursive", "hv", 1, 3.0), ("recursive", "hv", 4, 3.0),
+             ("recursive", "vtvt", 4, 3.0), ("exact", "hv", 1, 4.0), ("exact", "hv", 4, 40.0)]
+    for name in profiles:
+        d = sg.Device(backend=backend, profile=name)
+        try:
+            for method, schedule, c, sigma in cases:
+                h, w = 37, 53
+                img = np.random.default_rng(2).random((h, w) if c == 1 else (h, w, c))
+                x = d.array(img) if c == 1 else d.image(img)
+                d.counter.reset()
+                blur.gaussian_blur(x, sigma, method=method, schedule=schedule).release()
+                x.release()
+                snap = d.counter.snapshot()
+                plan = plans.get_plan("blur/exact" if method == "exact"
+                                      else f"blur/recursive-{schedule}")
+                extra = {"sigma": sigma} if method == "exact" else {}
+                gray = c == 1
+                cmp = plans.compare(plan, snap, h=h, w=w, gray=gray, device=d, **extra)
+                rows.append({
+                    "profile": name, "method": method,
+                    "schedule": schedule if method == "recursive" else "-", "channels": c,
+                    "sigma": sigma, "passes": sum(v["passes"] for v in snap.values()),
+                    "planned": plan.total(h=h, w=w, gray=gray, device=d, **extra),
+                    "match": all(r["match"] for r in cmp),
+                    f"planned {PROFILE_SIZE}^2": plan.total(h=PROFILE_SIZE, w=PROFILE_SIZE,
+                                                            gray=gray, device=d, **extra)})
+        finally:
+            d.release()
     return rows
 
 
@@ -83,10 +124,13 @@ def main(argv=None) -> int:
                                  "sigma": sigma, "ms": t * 1e3, "mp_per_s": size * size / t / 1e6})
             x.release()
     pass_rows = _passes(dev, blur, plans, sizes)
+    from shadergpgpu.engine import profiles
+    profile_rows = _profile_passes(sg, blur, plans, args.backend, profiles.names())
     out = Path(args.out)
     meta = device_meta(dev)
     write_outputs(out, "blur", rows, meta)
     write_outputs(out, "blur_passes", pass_rows, meta)
+    write_outputs(out, "blur_profiles", profile_rows, meta)
     plotted = False
     if not args.no_plots:
         series = {}
@@ -113,6 +157,9 @@ def main(argv=None) -> int:
                                      "fragments", "phases"]),
           f"\nPlans: `blur/recursive-hv`: {plans.get_plan('blur/recursive-hv').formula}; "
           f"`blur/recursive-vtvt`: {plans.get_plan('blur/recursive-vtvt').formula}.\n",
+          "\n## Passes per blur call under each device profile (37x53 images; plan vs "
+          f"counter, and the plan at {PROFILE_SIZE}x{PROFILE_SIZE})\n",
+          markdown_table(profile_rows),
           f"\n## Time vs sigma ({size}x{size})\n",
           markdown_table(rows, ["method", "schedule", "channels", "sigma", "ms", "mp_per_s"]),
           "\n## Recursive time spread across sigma (target: max/min <= 1.2)\n",

@@ -1,6 +1,6 @@
-// Output of eight consecutive texels t0 .. t0+7 of a line, one per render target (OUTi holds
-// texel t0+i). The incoming states of the enclosing level-1 block (I0..I7) are carried to the
-// eight texels by walking the rest of that block with running powers of the poles.
+// Output of NPL (8 or 4) consecutive texels t0 .. t0+NPL-1 of a line, one per render target
+// (OUTi holds texel t0+i). The incoming states of the enclosing level-1 block (I0..I7) are
+// carried to those texels by walking the rest of that block with running powers of the poles.
 #include "iir.glsl"
 
 #if SEQ
@@ -12,7 +12,7 @@ vec4 xval(vec4 tx, int q) { return tx; }
 void main() {
     ivec2 g = OUT0_grid();
     int l = line_of(g);
-    int t0 = blk_of(g) * 8;
+    int t0 = blk_of(g) * NPL;
     int b1 = t0 / C1;
     int s1 = b1 * C1;
     int e1 = min(s1 + C1, NPOS);
@@ -23,7 +23,7 @@ void main() {
     // causal state just before t0: walk back over s1 .. t0-1
     CL acc[2]; vec2 pw[2];
     for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = 1; i <= C1 - 8; ++i) {
+    for (int i = 1; i <= C1 - NPL; ++i) {
         int t = t0 - i;
         if (t < s1) break;
         vec4 tx = src_texel(l, t);
@@ -36,9 +36,9 @@ void main() {
     }
     for (int k = 0; k < 2; ++k) w[k] = cadd(cmul(pw[k], w[k]), acc[k]);
 
-    // anticausal state just after t0+7: walk forward over t0+8 .. e1-1
+    // anticausal state just after t0+NPL-1: walk forward over t0+NPL .. e1-1
     for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = 8; i < C1; ++i) {
+    for (int i = NPL; i < C1; ++i) {
         int t = t0 + i;
         if (t >= e1) break;
         vec4 tx = src_texel(l, t);
@@ -54,16 +54,16 @@ void main() {
     }
     for (int k = 0; k < 2; ++k) v[k] = cadd(cmul(pw[k], v[k]), acc[k]);
 
-    // the eight texels: causal pass forward, anticausal pass backward
-    vec4 xs[8];
-    bvec4 live[8];
-    vec4 y[8];
-    for (int i = 0; i < 8; ++i) {
+    // the NPL texels: causal pass forward, anticausal pass backward
+    vec4 xs[NPL];
+    bvec4 live[NPL];
+    vec4 y[NPL];
+    for (int i = 0; i < NPL; ++i) {
         xs[i] = t0 + i < NPOS ? src_texel(l, t0 + i) : vec4(0.0);
         live[i] = src_live(l, t0 + i);
         y[i] = vec4(0.0);
     }
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < NPL; ++i) {
         for (int q = 0; q < SPT; ++q) {
             if (live[i][q]) {
                 T x = xval(xs[i], q);
@@ -78,7 +78,7 @@ void main() {
             }
         }
     }
-    for (int i = 7; i >= 0; --i) {
+    for (int i = NPL - 1; i >= 0; --i) {
         for (int q = SPT - 1; q >= 0; --q) {
             if (live[i][q]) {
                 T x = xval(xs[i], q);
@@ -94,5 +94,7 @@ void main() {
         }
     }
     OUT0 = y[0]; OUT1 = y[1]; OUT2 = y[2]; OUT3 = y[3];
+#if NPL == 8
     OUT4 = y[4]; OUT5 = y[5]; OUT6 = y[6]; OUT7 = y[7];
+#endif
 }

@@ -17,7 +17,7 @@ T step_value(int l, int st) {
 }
 
 void main() {
-    ivec2 g = OUT0_grid();
+    ivec2 g = FRAG_GRID();
     int l = line_of(g);
     int b = blk_of(g);
     CL w[2]; CL v[2]; CL wpre[2]; CL vpost[2];

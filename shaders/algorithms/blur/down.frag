@@ -4,7 +4,7 @@
 #include "iir.glsl"
 
 void main() {
-    ivec2 g = OUT0_grid();
+    ivec2 g = FRAG_GRID();
     int l = line_of(g);
     int c = blk_of(g);
     int par = c / G;

@@ -11,8 +11,11 @@
 //
 // Defines (finite variants, fixed by each declared kernel or chosen per call):
 //   AXIS 0: lines run along grid rows, 1: along grid columns; SEQ; HAVE_SRC (the kernel reads
-//   the source); SRC_PLANES (the source is the eight column planes P0..P7 of a previous apply
-//   pass, lines in plane-major order, WP texel columns each).
+//   the source); SRC_PLANES (the source is the column planes P0..P(NPL-1) of a previous apply
+//   pass, lines in plane-major order, WP texel columns each); NPL (8 or 4: render targets, so
+//   planes, of an apply pass: texel t of a line goes to plane t mod NPL); PART (0: a summary
+//   set's eight arrays in one pass; 1 / 2: only its causal (NAME0..3) / anticausal (NAME4..7)
+//   half, for devices with four render targets).
 // Uniforms (declared by the kernels, see blur.py): POLE, LPOLE, ALPHA, H0, CNEAR, DREFL (the
 // filter), NSTEPS (steps per line), NPOS (texels per line), WP (plane width).
 #if SEQ
@@ -49,6 +52,13 @@ CL czero() { return CL(T(0.0), T(0.0)); }
 CL cstep(vec2 p, CL s, T x) { return CL(p.x * s.re - p.y * s.im + x, p.x * s.im + p.y * s.re); }
 // 2 Re(alpha s)
 T cout2(vec2 a, CL s) { return 2.0 * (a.x * s.re - a.y * s.im); }
+
+// Grid position of the fragment of a summary pass (its first output: NAME4 for PART 2).
+#if PART == 2
+#define FRAG_GRID() OUT4_grid()
+#else
+#define FRAG_GRID() OUT0_grid()
+#endif
 
 // Block coordinates of the fragment: (line, block index along the line).
 #if AXIS == 1
@@ -93,7 +103,15 @@ bvec4 src_live(int l, int pos) { return bvec4(pos < NPOS); }
 #define LOAD_W(N0, N1, N2, N3, l, b, w) \
     w[0] = CL(lane(N0(LB(l, b))), lane(N1(LB(l, b)))); \
     w[1] = CL(lane(N2(LB(l, b))), lane(N3(LB(l, b))));
+#if PART == 1
+#define STORE8(w, v) \
+    OUT0 = vec4(w[0].re); OUT1 = vec4(w[0].im); OUT2 = vec4(w[1].re); OUT3 = vec4(w[1].im);
+#elif PART == 2
+#define STORE8(w, v) \
+    OUT4 = vec4(v[0].re); OUT5 = vec4(v[0].im); OUT6 = vec4(v[1].re); OUT7 = vec4(v[1].im);
+#else
 #define STORE8(w, v) \
     OUT0 = vec4(w[0].re); OUT1 = vec4(w[0].im); OUT2 = vec4(w[1].re); OUT3 = vec4(w[1].im); \
     OUT4 = vec4(v[0].re); OUT5 = vec4(v[0].im); OUT6 = vec4(v[1].re); OUT7 = vec4(v[1].im);
+#endif
 #endif

@@ -6,7 +6,7 @@
 #include "iir.glsl"
 
 void main() {
-    ivec2 g = OUT0_grid();
+    ivec2 g = FRAG_GRID();
     int l = line_of(g);
     int t0 = blk_of(g) * C1;
     CL w[2]; CL v[2]; vec2 pw[2];
