@@ -32,12 +32,13 @@ class PassCounter:
         self.passes: dict[str, int] = defaultdict(int)
         self.fragments: dict[str, int] = defaultdict(int)
         self.gpu_ns: dict[str, int] = defaultdict(int)
-        # declared work (kernels with work=): flops, texel fetches, bytes written
-        self.flops: dict[str, float] = defaultdict(float)
-        self.fetches: dict[str, float] = defaultdict(float)
-        self.bytes: dict[str, float] = defaultdict(float)
-        # the part of the fetches that reads buffer textures (the model prices it apart)
-        self.buffer_fetches: dict[str, float] = defaultdict(float)
+        # declared work (kernels with work=): flops, texel fetches, bytes written, and the part
+        # of the fetches that reads buffer textures (the model prices it apart). Passes log
+        # (label, fragments, work) -> count, one dict update on the hot path; the sums are
+        # folded when read.
+        self._work = {k: defaultdict(float) for k in ("flops", "fetches", "bytes",
+                                                      "buffer_fetches")}
+        self.work_log: dict = {}
 
     @contextmanager
     def phase(self, label: str):
@@ -55,19 +56,47 @@ class PassCounter:
         if gpu_ns is not None:
             self.gpu_ns[label] += gpu_ns
 
-    def add_work(self, fragments: int, work: tuple, share: float = 1.0) -> None:
-        """Add ``fragments`` x the per-fragment ``work`` (flops, fetches, bytes) x ``share``."""
-        label = self.label
-        f = fragments * share
-        self.flops[label] += f * work[0]
-        self.fetches[label] += f * work[1]
-        self.bytes[label] += f * work[2]
-        if len(work) > 3 and work[3]:
-            self.buffer_fetches[label] += f * work[3]
+    def add_work(self, fragments: int, work: tuple, share: float = 1.0, count: int = 1) -> None:
+        """Add ``count`` x ``fragments`` x the per-fragment ``work`` (flops, fetches, bytes
+        [, buffer fetches]) x ``share`` under the current label."""
+        key = (self.label, fragments * share, work)
+        log = self.work_log
+        log[key] = log.get(key, 0) + count
+
+    def _fold(self) -> None:
+        log, self.work_log = self.work_log, {}
+        w = self._work
+        for (label, frags, work), n in log.items():
+            f = frags * n
+            w["flops"][label] += f * work[0]
+            w["fetches"][label] += f * work[1]
+            w["bytes"][label] += f * work[2]
+            if len(work) > 3 and work[3]:
+                w["buffer_fetches"][label] += f * work[3]
+
+    @property
+    def flops(self) -> dict:
+        self._fold()
+        return self._work["flops"]
+
+    @property
+    def fetches(self) -> dict:
+        self._fold()
+        return self._work["fetches"]
+
+    @property
+    def bytes(self) -> dict:
+        self._fold()
+        return self._work["bytes"]
+
+    @property
+    def buffer_fetches(self) -> dict:
+        self._fold()
+        return self._work["buffer_fetches"]
 
     def reset(self) -> None:
-        for d in (self.passes, self.fragments, self.gpu_ns, self.flops, self.fetches,
-                  self.bytes, self.buffer_fetches):
+        self.work_log = {}
+        for d in (self.passes, self.fragments, self.gpu_ns, *self._work.values()):
             d.clear()
 
     @property
@@ -178,16 +207,15 @@ class Pass:
         self._u = {n: c.handle(n) for n in self.values}
         self._cuts = []
         self._work = None
-        if k.work is not None and all(n in self.values for n in k.uniforms):
+        self._wkey = (None,)
+        if all(n in self.values for n in k.uniforms):
             layouts = {n: a.layout for n, a in list(self.inputs.items()) +
                        list(self.outputs.items())}
             user = {n: v for n, v in self.values.items() if n in k.uniforms}
             self._work = k.work_of(layouts, user, self.defines)
-        if self._checks and all(n in self.values for n in k.uniforms):
-            layouts = {n: a.layout for n, a in list(self.inputs.items()) +
-                       list(self.outputs.items())}
-            user = {n: v for n, v in self.values.items() if n in k.uniforms}
-            self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
+            if self._checks:
+                self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
+        self._plain = not self._cuts and self._viewport is None
 
     def set(self, **uniforms) -> "Pass":
         """Set uniform values that stay until changed."""
@@ -195,7 +223,7 @@ class Pass:
                                          partial=True)
         for n in uniforms:
             self.values[n] = vals[n]
-        if self._checks or self.kernel.work is not None:
+        if self._checks or self._work is not None or self.kernel.work is not None:
             self._plan()
         else:
             for n in uniforms:
@@ -272,21 +300,25 @@ class Pass:
             c = self.compiled
         for use, unit in self._binds:
             use(unit)
+        cnt = dev.counter
+        label = cnt.label
         if self._work is not None:
-            dev.counter.add_work(self._fragments, self._work)
+            key = self._wkey
+            if key[0] is not label:
+                key = self._wkey = (label, self._fragments, self._work)
+            log = cnt.work_log
+            log[key] = log.get(key, 0) + 1
+        if self._plain and self.blend is dev._blend and not dev.timing:
+            self._fbo.use()
+            c.vao.render(4, 3)
+            cnt.passes[label] += 1
+            cnt.fragments[label] += self._fragments
+            return
         if self._cuts:
             self._run_slices()
             return
-        if self.blend is not dev._blend or self._viewport is not None or dev.timing:
-            dev._issue(c, self._fbo, self._outs, self._viewport, self.blend, self._fragments,
-                       self._rebind)
-            return
-        self._fbo.use()
-        c.vao.render(4, 3)
-        cnt = dev.counter
-        label = cnt.label
-        cnt.passes[label] += 1
-        cnt.fragments[label] += self._fragments
+        dev._issue(c, self._fbo, self._outs, self._viewport, self.blend, self._fragments,
+                   self._rebind)
 
     __call__ = run
 
@@ -337,7 +369,7 @@ class Pass:
         self.values[name] = checked[-1]
         self.device.counter.record(self._fragments, count=len(values) - 1)
         if self._work is not None:
-            self.device.counter.add_work(self._fragments * (len(values) - 1), self._work)
+            self.device.counter.add_work(self._fragments, self._work, count=len(values) - 1)
         return len(values)
 
     def sweep(self, rects, each=None) -> int:
