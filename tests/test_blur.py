@@ -251,7 +251,10 @@ def test_exact_huge_sigma_is_right_on_this_device(dev):
     img = img[:3, :4]
     dev.counter.reset()
     out = gaussian_blur(img, 2e4, method="exact", device=dev)
-    assert rel_err(out, img, reference(img, 2e4, "reflect")) <= 1e-5
+    # one fragment sums 160,001 float32 products (in one pass where the renderer has no loop
+    # cap, as on the NVIDIA driver: H100 measured 1.9e-4): the float32 accumulation bound is
+    # ~n * 2^-24 ~ 1e-2 of the range; 2e-3 still catches a cut-off loop (0.51 before)
+    assert rel_err(out, img, reference(img, 2e4, "reflect")) <= 2e-3
     rows = plans.compare(plan, dev.counter.snapshot(), h=3, w=4, gray=True, sigma=2e4,
                          loop_cap=dev.loop_cap)
     assert all(r["match"] for r in rows), rows
