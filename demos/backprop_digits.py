@@ -9,34 +9,44 @@ No download: the data ship with scikit-learn.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import numpy as np
 
-import shadergpgpu as sg
-from shadergpgpu.algorithms import backprop as bp
+import _demo  # demos/_demo.py: argument checks, optional packages
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu.algorithms import backprop as bp  # noqa: E402
+
+
+def parse(argv=None):
+    p = _demo.Parser(description=__doc__.split("\n")[0])
+    p.add_argument("--hidden", type=_demo.positive_int, default=32,
+                   help="hidden neurons MH (default 32)")
+    p.add_argument("--steps", type=_demo.positive_int, default=800,
+                   help="learning steps, >= 1 (default 800)")
+    p.add_argument("--lr", type=_demo.positive_float, default=0.004,
+                   help="learning rate of the summed error, > 0 (default 0.004)")
+    p.add_argument("--schedule", choices=bp.SCHEDULES, default="fused",
+                   help="fused: loops in shaders (default); paper: the 2009 pass structure")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--packed", dest="packed", action="store_true", default=True,
+                   help="four training vectors per RGBA texel (default)")
+    g.add_argument("--unpacked", dest="packed", action="store_false",
+                   help="one value per texel")
+    p.add_argument("--seed", type=_demo.nonneg_int, default=0,
+                   help="weight initialisation seed (default 0)")
+    return p.parse_args(argv)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--hidden", type=int, default=32, help="hidden neurons MH (default 32)")
-    p.add_argument("--steps", type=int, default=800, help="learning steps (default 800)")
-    p.add_argument("--lr", type=float, default=0.004,
-                   help="learning rate of the summed error (default 0.004)")
-    p.add_argument("--schedule", choices=bp.SCHEDULES, default="fused")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--packed", dest="packed", action="store_true", default=True)
-    g.add_argument("--unpacked", dest="packed", action="store_false")
-    p.add_argument("--seed", type=int, default=0)
-    a = p.parse_args(argv)
-    try:
-        from sklearn.datasets import load_digits
-        from sklearn.model_selection import train_test_split
-    except ImportError:
-        print("error: this demo needs scikit-learn (pip install scikit-learn)", file=sys.stderr)
-        return 2
+    _demo.unbuffered()
+    a = parse(argv)
+    _demo.need("sklearn", "this demo (the digits data and the train/test split)")
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
     d = load_digits()
     X = d.data / 16.0
     Xtr, Xte, ytr, yte = train_test_split(X, d.target, test_size=0.25, random_state=0,
@@ -47,9 +57,11 @@ def main(argv=None) -> int:
           f"schedule {a.schedule}, {'packed' if a.packed else 'unpacked'}, lr {a.lr:g}, "
           f"{a.steps} steps")
     every = max(1, a.steps // 8)
+    t_start = time.perf_counter()
 
     def show(step, loss, net):
-        print(f"  step {step + 1:5d}  loss {loss:10.4f}")
+        el = time.perf_counter() - t_start
+        print(f"  step {step + 1:5d}/{a.steps}  loss {loss:10.4f}  ({el:5.1f} s)")
 
     model = bp.MLPClassifier(hidden=(a.hidden,), schedule=a.schedule, packed=a.packed,
                              lr=a.lr, steps=a.steps, seed=a.seed, loss_every=every,

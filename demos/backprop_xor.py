@@ -9,24 +9,28 @@ the pass counter beside the paper's formula (MI + MH + MO + N/2 + 4 packed, + 2N
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import numpy as np
 
-import shadergpgpu as sg
-from shadergpgpu.algorithms import backprop as bp
+import _demo  # demos/_demo.py: argument checks, optional packages
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu.algorithms import backprop as bp  # noqa: E402
 
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
 XOR_Y = np.array([0, 1, 1, 0], dtype=np.float64)
 
 
 def parse(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--hidden", type=int, default=4, help="hidden neurons MH (default 4)")
-    p.add_argument("--steps", type=int, default=1000, help="learning steps (default 1000)")
-    p.add_argument("--lr", type=float, default=2.0, help="learning rate eta (default 2.0)")
+    p = _demo.Parser(description=__doc__.split("\n")[0])
+    p.add_argument("--hidden", type=_demo.positive_int, default=4,
+                   help="hidden neurons MH (default 4)")
+    p.add_argument("--steps", type=_demo.positive_int, default=1000,
+                   help="learning steps (default 1000)")
+    p.add_argument("--lr", type=_demo.positive_float, default=2.0,
+                   help="learning rate eta, > 0 (default 2.0)")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--packed", dest="packed", action="store_true", default=True,
                    help="four training vectors per RGBA texel (default)")
@@ -34,18 +38,27 @@ def parse(argv=None):
                    help="one value per texel")
     p.add_argument("--schedule", choices=bp.SCHEDULES, default="paper",
                    help="paper: the 2009 pass structure (default); fused: loops in shaders")
-    p.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
-    p.add_argument("--print-every", type=int, default=0,
-                   help="print the loss every this many steps (default: steps / 10)")
+    p.add_argument("--seed", type=_demo.nonneg_int, default=0,
+                   help="weight initialisation seed (default 0)")
+    p.add_argument("--print-every", type=_demo.nonneg_int, default=0, metavar="K",
+                   help="print the loss every K steps (default: steps / 10)")
     p.add_argument("--window", action="store_true",
-                   help="show the output over the input square in a GLFW window")
-    p.add_argument("--grid", type=int, default=64, help="window: points per side (default 64)")
-    return p.parse_args(argv)
+                   help="show the output over the input square in a GLFW window, with the "
+                        "training points and the step and loss in the title (needs the "
+                        "'window' extra and a display)")
+    p.add_argument("--grid", type=_demo.positive_int, default=64, metavar="G",
+                   help="window: points per side of the shown square, 2..1024 (default 64)")
+    a = p.parse_args(argv)
+    if not 2 <= a.grid <= 1024:
+        p.fail(f"--grid must be between 2 and 1024, got {a.grid}")
+    if a.window:
+        _demo.need_window()
+    return a
 
 
-def formula_rows(sizes, N, schedule, packed, measured):
+def formula_rows(sizes, N, schedule, packed, measured, loop_cap=None):
     fn = bp.paper_phases if schedule == "paper" else bp.fused_phases
-    expected = fn(sizes, N, packed)
+    expected = fn(sizes, N, packed, loop_cap=loop_cap)
     rows = []
     for ph in list(expected) + [p for p in measured if p not in expected]:
         rows.append((ph, expected.get(ph), measured.get(ph, 0)))
@@ -53,21 +66,17 @@ def formula_rows(sizes, N, schedule, packed, measured):
 
 
 def main(argv=None) -> int:
+    _demo.unbuffered()
     a = parse(argv)
-    if a.hidden < 1 or a.steps < 1 or a.lr <= 0:
-        print("error: --hidden and --steps must be >= 1 and --lr > 0", file=sys.stderr)
-        return 2
     every = a.print_every or max(1, a.steps // 10)
-    view = probe = grid_img = None
+    view = probe = None
     if a.window:
+        from shadergpgpu.frontends.window import Viewer
         try:
-            from shadergpgpu.frontends.window import Viewer
             dev = sg.Device(backend="glfw-visible", title="backprop XOR")
-            view = Viewer(dev, title="backprop XOR: network output over [0,1]^2",
-                          size=(512, 512))
-        except Exception as e:  # no display, no glfw
-            print(f"error: --window needs GLFW and a display ({e})", file=sys.stderr)
-            return 2
+        except sg.CapabilityError as e:  # no display
+            _demo.fail(f"--window needs a display: {str(e).splitlines()[0]}")
+        view = Viewer(dev, title="backprop XOR: network output over [0,1]^2", size=(512, 512))
     else:
         dev = sg.Device()
     print(f"device: {dev.caps.renderer} ({dev.caps.backend})")
@@ -76,10 +85,12 @@ def main(argv=None) -> int:
           f"{'packed' if a.packed else 'unpacked'}, lr {a.lr:g}, {a.steps} steps, seed {a.seed}")
 
     if a.window:
-        side = np.linspace(0.0, 1.0, a.grid)
+        G = a.grid
+        side = np.linspace(0.0, 1.0, G)
         gy, gx = np.meshgrid(side[::-1], side, indexing="ij")      # row 0 = top = x2 of 1
         pts = np.column_stack([gx.ravel(), gy.ravel()])
-        grid_img = dev.empty((a.grid, a.grid), packed=False)
+        # the four training points in the picture's pixels: column = x1, row 0 = x2 of 1
+        marks = np.column_stack([XOR_X[:, 0] * (G - 1), (1.0 - XOR_X[:, 1]) * (G - 1)])
 
     def report(step, loss, net):
         nonlocal probe
@@ -88,9 +99,11 @@ def main(argv=None) -> int:
         if view is not None:
             if probe is None:
                 probe = net.probe(pts)
-            out = probe.run()
-            dev.run("backprop/grid_view.frag", grid_img, inputs={"Y": out})
-            return view.show(grid_img, vmin=0.0, vmax=1.0)
+            out = probe.run()                   # (2, G*G): row 1 holds the outputs
+            return view.show(out, vmin=0.0, vmax=1.0, shape=(G, G), start=G * G,
+                             points=marks, point_values=XOR_Y,
+                             title=f"backprop XOR {'-'.join(map(str, sizes))}: step "
+                                   f"{step + 1}/{a.steps}, loss {loss:.5f}")
         return True
 
     model = bp.MLP(hidden=(a.hidden,), schedule=a.schedule, packed=a.packed, lr=a.lr,
@@ -101,7 +114,7 @@ def main(argv=None) -> int:
     dt = time.perf_counter() - t0
     print(f"trained in {dt:.2f} s ({dt / a.steps * 1e3:.3f} ms per step incl. loss readback)")
 
-    proba = model.predict_proba(XOR_X)
+    proba = model.predict(XOR_X)          # network outputs in (0, 1)
     print("\ntruth table")
     print("  x1 x2 | target | output | class")
     ok = True
@@ -111,7 +124,7 @@ def main(argv=None) -> int:
         print(f"   {int(x1)}  {int(x2)} |    {int(t)}   | {y:.4f} | {int(y >= 0.5)} "
               f"{'ok' if good else 'WRONG'}")
 
-    rows = formula_rows(sizes, 4, a.schedule, a.packed, model.passes_per_step_)
+    rows = formula_rows(sizes, 4, a.schedule, a.packed, model.passes_per_step_, dev.loop_cap)
     print("\npasses per learning step (measured by the pass counter vs the plan)")
     print(f"  {'phase':<14}{'formula':>9}{'measured':>10}")
     for ph, e, m in rows:

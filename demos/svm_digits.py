@@ -7,25 +7,49 @@ arg-max/arg-min selection running as fragment-shader passes. Prints accuracy, su
 vectors, iterations, render passes and time for both trainers.
 """
 import argparse
+import sys
 import time
 
 import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
-from sklearn.svm import SVC as SkSVC
 
-import shadergpgpu as sg
-from shadergpgpu.algorithms.svm import SVC
+import _demo  # demos/_demo.py: argument checks, optional packages
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu.algorithms.svm import SVC  # noqa: E402
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--C", type=float, default=10.0)
-    ap.add_argument("--gamma", default="0.001", help="'scale', 'auto' or a float")
+def gamma_value(text):
+    """'scale', 'auto' or a positive number."""
+    if text in ("scale", "auto"):
+        return text
+    try:
+        return _demo.positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'scale', 'auto' or a positive number, got {text!r}") from None
+
+
+def parse(argv=None):
+    ap = _demo.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--C", type=_demo.positive_float, default=10.0,
+                    help="soft-margin penalty C, > 0 (default 10)")
+    ap.add_argument("--gamma", type=gamma_value, default=0.001,
+                    help="RBF kernel width: 'scale', 'auto' or a positive number "
+                         "(default 0.001)")
     ap.add_argument("--working-set", default="second-order",
-                    choices=["second-order", "first-order"])
-    args = ap.parse_args()
-    gamma = args.gamma if args.gamma in ("scale", "auto") else float(args.gamma)
+                    choices=["second-order", "first-order"],
+                    help="SMO working-set selection (default second-order, as libsvm)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    _demo.unbuffered()
+    args = parse(argv)
+    gamma = args.gamma
+    _demo.need("sklearn", "this demo (the digits data and the reference SVC)")
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+    from sklearn.svm import SVC as SkSVC
 
     X, y = load_digits(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
@@ -33,8 +57,10 @@ def main():
     print(f"device: {dev.caps.renderer}")
     print(f"digits: {len(Xtr)} training / {len(Xte)} test images, 64 features, 10 classes")
 
+    print("training 45 one-vs-one SMO problems on the GPU ...")
     ours = SVC(C=args.C, gamma=gamma, working_set=args.working_set, device=dev)
     ours.fit(Xtr, ytr)
+    print("training scikit-learn's SVC on the CPU ...")
     t0 = time.perf_counter()
     ref = SkSVC(C=args.C, gamma=gamma).fit(Xtr, ytr)
     t_sk = time.perf_counter() - t0
@@ -54,4 +80,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

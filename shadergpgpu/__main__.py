@@ -1,5 +1,7 @@
+"""``python -m shadergpgpu``: the same as the ``shadergpgpu`` command."""
 import sys
 
 from .frontends.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

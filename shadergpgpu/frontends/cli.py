@@ -1,73 +1,215 @@
-"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``."""
+"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``.
+
+``report NAME [options]`` and ``bench NAME [options]`` hand every option after NAME to the
+report's (benchmark's) own parser, so ``shadergpgpu report blur --help`` prints the blur
+report's options. Errors are one line on stderr and exit status 2; a report or benchmark
+returns non-zero when a plan does not match the pass counter or a target is missed.
+"""
 from __future__ import annotations
 
 import argparse
 import importlib
-import runpy
+import re
 import sys
 from pathlib import Path
 
+from .reports import REPORTS
+
+#: Benchmarks of a source checkout (benchmarks/NAME.py next to the package).
+BENCHMARKS = ("backprop", "blur", "engine", "sammon", "sgemm", "svm")
+
+
+def _version() -> str:
+    from .. import __version__
+    return __version__
+
+
+def _error(msg: str) -> int:
+    print(f"shadergpgpu: error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _benchmarks_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _device_error(e: Exception, device_index) -> str:
+    """A one-line explanation of why the context could not be made."""
+    cause = str(e.__cause__ or e)
+    m = re.search(r"requested device index (\d+), but found (\d+) devices?", cause)
+    if m:
+        n = int(m.group(2))
+        have = f"device 0" if n == 1 else f"devices 0..{n - 1}"
+        return (f"EGL device {m.group(1)} does not exist: this machine has {n} EGL "
+                f"device{'s' if n != 1 else ''} ({have}); pass --device-index "
+                f"{'0' if n == 1 else f'0 to {n - 1}'} or leave it out")
+    if device_index is not None and "device" in cause.lower() and "index" in cause.lower():
+        return f"EGL device {device_index} could not be opened: {cause.splitlines()[0]}"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
 
 def _info(args) -> int:
+    from ..engine.context import BACKENDS
     from ..engine.device import Device
     from ..engine.errors import CapabilityError
     from ..engine.programs import shaders_root
 
+    if args.device_index is not None and args.device_index < 0:
+        return _error(f"--device-index must be >= 0, got {args.device_index}")
     try:
         dev = Device(backend=args.backend, device_index=args.device_index)
     except CapabilityError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return _error(_device_error(e, args.device_index))
+    except ValueError as e:  # an unknown backend (argument or $SHADERGPGPU_BACKEND)
+        msg = str(e)
+        if "backend" not in msg:
+            msg += f" (backends: {', '.join(BACKENDS)})"
+        return _error(msg)
     print(dev.caps.format())
+    print(f"{'loop_cap':<24} {dev.loop_cap if dev.loop_cap is not None else 'none'}")
     print(f"{'shaders':<24} {shaders_root()}")
+    print(f"{'version':<24} {_version()}")
     dev.release()
     return 0
 
 
-def _report(args, rest) -> int:
-    from .reports import REPORTS
+def _exit_code(e: SystemExit) -> int:
+    c = e.code
+    if c is None:
+        return 0
+    if isinstance(c, int):
+        return c
+    print(c, file=sys.stderr)
+    return 1
 
-    if args.name not in REPORTS:
-        print(f"error: unknown report {args.name!r}; choose from {', '.join(sorted(REPORTS))}",
-              file=sys.stderr)
-        return 2
+
+_EXTRA_MODULES = {"matplotlib": "report", "scipy": "report", "glfw": "window"}
+
+
+def _import_problem(what: str, e: ImportError) -> str:
+    top = (getattr(e, "name", None) or "").split(".")[0]
+    if top in _EXTRA_MODULES:
+        return (f"{what} needs {top}, which is not installed: "
+                f"pip install 'shadergpgpu[{_EXTRA_MODULES[top]}]'")
+    return f"{what} could not be loaded: {e}"
+
+
+def _report(name: str, rest: list[str]) -> int:
     try:
-        mod = importlib.import_module(REPORTS[args.name])
-    except ModuleNotFoundError as e:
-        print(f"error: the {args.name} report is not available ({e})", file=sys.stderr)
-        return 2
-    return int(mod.main(rest) or 0)
+        mod = importlib.import_module(REPORTS[name])
+    except ImportError as e:
+        return _error(_import_problem(f"the {name} report", e))
+    return _run_main(mod.main, rest)
 
 
-def _bench(args, rest) -> int:
-    here = Path(__file__).resolve().parent.parent / "benchmarks" / f"{args.name}.py"
-    if not here.is_file():
-        print(f"error: benchmarks live in the source checkout; {here} not found", file=sys.stderr)
-        return 2
-    sys.argv = [str(here)] + rest
-    runpy.run_path(str(here), run_name="__main__")
-    return 0
+def _bench(name: str, rest: list[str]) -> int:
+    import importlib.util
+
+    path = _benchmarks_dir() / f"{name}.py"
+    if not path.is_file():
+        return _error(f"benchmarks live in a source checkout of shadergpgpu; {path} not found")
+    saved = sys.argv
+    sys.argv = [f"shadergpgpu bench {name}"] + rest   # the benchmark's argparse shows this
+    try:
+        spec = importlib.util.spec_from_file_location(f"_shadergpgpu_bench_{name}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return _run_main(mod.main, rest)
+    except ImportError as e:
+        return _error(_import_problem(f"the {name} benchmark", e))
+    finally:
+        sys.argv = saved
+
+
+def _run_main(fn, rest: list[str]) -> int:
+    """Run a report's or benchmark's ``main(argv)``: its exit status, one-line GL errors."""
+    from ..engine.errors import CapabilityError
+
+    try:
+        return int(fn(rest) or 0)
+    except SystemExit as e:  # its own argparse: --help, or a usage error
+        return _exit_code(e)
+    except CapabilityError as e:
+        return _error(str(e).splitlines()[0])
+
+
+def _names(kind: str) -> list[str]:
+    if kind == "report":
+        return sorted(REPORTS)
+    here = _benchmarks_dir()
+    found = sorted(p.stem for p in here.glob("*.py")) if here.is_dir() else []
+    return found or list(BENCHMARKS)
+
+
+def _sub_help(kind: str) -> str:
+    names = ", ".join(_names(kind))
+    if kind == "report":
+        return (f"usage: shadergpgpu report NAME [options]\n\n"
+                f"Pass-count analysis report: plan against the pass counter, timings, plots.\n\n"
+                f"NAME: one of {names}\n"
+                f"options: see `shadergpgpu report NAME --help` (common ones: --quick, --out "
+                f"DIR, --no-plots, --backend)\n"
+                f"Exit status 1 when a plan does not match the counter (MISMATCH) or a target "
+                f"is missed (MISSED).\n")
+    return (f"usage: shadergpgpu bench NAME [options]\n\n"
+            f"Run benchmarks/NAME.py of a source checkout.\n\n"
+            f"NAME: one of {names}\n"
+            f"options: see `shadergpgpu bench NAME --help` (most take --quick)\n")
+
+
+def _dispatch(kind: str, argv: list[str]) -> int:
+    names = _names(kind)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(_sub_help(kind), end="")
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in names:
+        return _error(f"unknown {kind} {name!r}; choose one of {', '.join(names)}")
+    return _report(name, rest) if kind == "report" else _bench(name, rest)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (and a pointer to --help), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="shadergpgpu", description="GPGPU with fragment shaders and float textures",
+        epilog="`shadergpgpu report NAME --help` and `shadergpgpu bench NAME --help` print the "
+               "options of each report and benchmark.")
+    p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
+    sub = p.add_subparsers(dest="cmd", metavar="{info,report,bench}")
+    sub.required = True
+    pi = sub.add_parser("info", help="print the GL context's capabilities",
+                        description="Create a device and print what its GL context offers.")
+    pi.add_argument("--backend", default=None, metavar="{egl,glfw,glfw-visible,standalone}",
+                    help="GL backend (default: egl, or $SHADERGPGPU_BACKEND)")
+    pi.add_argument("--device-index", type=int, default=None, metavar="N",
+                    help="EGL device to open on a machine with several GPUs (default: the "
+                         "first, or $SHADERGPGPU_EGL_DEVICE)")
+    sub.add_parser("report", add_help=False,
+                   help=f"analysis report NAME: {', '.join(_names('report'))} "
+                        "(options: report NAME --help)")
+    sub.add_parser("bench", add_help=False,
+                   help=f"benchmark NAME of a source checkout: {', '.join(_names('bench'))} "
+                        "(options: bench NAME --help)")
+    return p
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="shadergpgpu",
-                                description="GPGPU with fragment shaders and float textures")
-    sub = p.add_subparsers(dest="cmd", required=True)
-    pi = sub.add_parser("info", help="print the GL context's capabilities")
-    pi.add_argument("--backend", default=None, help="egl (default), glfw, glfw-visible, standalone")
-    pi.add_argument("--device-index", type=int, default=None, help="EGL device index")
-    pr = sub.add_parser("report", help="pass-count analysis report (see --help of each)")
-    pr.add_argument("name")
-    pb = sub.add_parser("bench", help="run benchmarks/NAME.py from a source checkout")
-    pb.add_argument("name")
-    args, rest = p.parse_known_args(argv)
-    if args.cmd == "info":
-        if rest:
-            p.error(f"unrecognized arguments: {' '.join(rest)}")
-        return _info(args)
-    if args.cmd == "report":
-        return _report(args, rest)
-    return _bench(args, rest)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # report/bench: everything after NAME belongs to the report's (benchmark's) own parser
+    if argv and argv[0] in ("report", "bench"):
+        return _dispatch(argv[0], argv[1:])
+    p = build_parser()
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as e:
+        return _exit_code(e)
+    return _info(args)
 
 
 if __name__ == "__main__":  # pragma: no cover

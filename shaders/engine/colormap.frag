@@ -1,8 +1,7 @@
-// Turns an array into display colours: OUT is an (H, W, 4) image.
-// IMAGE=1: X is an image (one pixel per texel); otherwise X is a matrix shown one element per pixel.
-uniform float vmin;
-uniform float vmax;
-
+// A matrix shown through a colour ramp: OUT is an (H, W, 4) image whose pixel (row, col) shows
+// element view_start + row * view_cols + col of X in row-major flat order (so a flat vector, or
+// one row of a matrix, can be shown as an H x W picture). vmin and vmax map to the ramp's ends;
+// pixels past the end of X are grey.
 vec3 ramp(float t) {
     // A perceptual blue-green-yellow ramp (smooth cubic fit), t in [0, 1].
     t = clamp(t, 0.0, 1.0);
@@ -14,13 +13,12 @@ vec3 ramp(float t) {
 }
 
 void main() {
-    ivec2 g = OUT_grid();
+    ivec2 p = OUT_grid();                       // (row, col) of the pixel
+    int i = view_start + p.x * view_cols + p.y;
+    if (i >= X_ROWS * X_COLS) {
+        OUT = vec4(0.25, 0.25, 0.25, 1.0);
+        return;
+    }
     float scale = 1.0 / max(vmax - vmin, 1e-30);
-#if IMAGE
-    vec4 v = X_texel(g.x, g.y);
-    vec3 rgb = (CHANNELS == 1) ? vec3(v.r) : v.rgb;
-    OUT = vec4(clamp((rgb - vmin) * scale, 0.0, 1.0), 1.0);
-#else
-    OUT = vec4(ramp((X_at(g.x, g.y) - vmin) * scale), 1.0);
-#endif
+    OUT = vec4(ramp((X_get(i) - vmin) * scale), 1.0);
 }

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import (Progress, device_meta, markdown_table, parser, plot_lines, time_call,
-                     write_outputs)
+from .common import (Checks, Progress, device_meta, markdown_table, parser, plot_lines,
+                     time_call, write_outputs)
 
 
 def _passes(dev, blur, plans, sizes):
@@ -140,7 +140,7 @@ def main(argv=None) -> int:
             xs.append(r["sigma"])
             ys.append(r["ms"])
         plotted = plot_lines(out / "blur_time_vs_sigma.png", series, "sigma", "ms per blur",
-                             f"Gaussian blur {size}x{size}, {meta['renderer']}")
+                             f"Gaussian blur {size}x{size}")
     spread = []
     for method, schedule in variants[:2]:
         for c in channels:
@@ -165,10 +165,19 @@ def main(argv=None) -> int:
           "\n## Recursive time spread across sigma (target: max/min <= 1.2)\n",
           markdown_table(spread),
           "\n![time vs sigma](blur_time_vs_sigma.png)\n" if plotted else ""]
+    checks = Checks("blur report")
+    for r in pass_rows:
+        what = f"passes of {r['schedule']} on {r['image']}, sigma {r['sigma']:g}"
+        if checks.plan(what, r["planned"], r["passes"]) and not r["match"]:
+            checks.require(what, False, "the per-phase counts differ from the plan")
+    for r in spread:
+        checks.target(f"recursive {r['schedule']} c={r['channels']}: time max/min across sigma",
+                      r["max/min"], "<=", 1.2)
+    md.append("\n" + checks.markdown())
     (out / "blur.md").write_text("\n".join(md))
     print("\n".join(md))
     dev.release()
-    return 0
+    return checks.finish()
 
 
 if __name__ == "__main__":  # pragma: no cover

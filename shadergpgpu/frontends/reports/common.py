@@ -1,4 +1,7 @@
-"""Helpers shared by the reports and benchmarks: progress, tables, output files, plots."""
+"""Helpers shared by the reports and benchmarks: progress, tables, output files, verdicts
+(:class:`Checks`: loud ``MISMATCH``/``MISSED`` lines and a non-zero exit status), device and
+date stamps, one timing policy per report (:class:`Timer`), plots with device and date in the
+title."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +10,8 @@ import json
 import os
 import sys
 import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -84,55 +89,313 @@ def write_outputs(out: str | os.PathLike, stem: str, rows: list[dict], meta: dic
     return out
 
 
-def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog: bool = True) -> bool:
-    """Line plot of {label: (xs, ys)}; returns False when matplotlib is missing."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=110)
-    for label, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o", ms=3, label=label)
-    if loglog:
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
-    return True
+# ---- device and date ------------------------------------------------------------------------
+
+_LAST_META: dict = {}
+
+
+def today() -> str:
+    """Today's date (UTC), ISO format: the date every report and plot is stamped with."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%d")
+
+
+def device_name(dev) -> str:
+    """The renderer and backend in a few words, e.g. ``llvmpipe (LLVM 15.0.6, 256 bits) [egl]``."""
+    return f"{dev.caps.renderer} [{dev.caps.backend}]"
 
 
 def device_meta(dev) -> dict:
-    return {"renderer": dev.caps.renderer, "gl_version": dev.caps.version,
-            "backend": dev.caps.backend,
-            "date": time.strftime("%Y-%m-%d"), "host_cpus": os.cpu_count()}
+    """Device and date of a report (written into its JSON and plot titles)."""
+    meta = {"renderer": dev.caps.renderer, "gl_version": dev.caps.version,
+            "backend": dev.caps.backend, "device": device_name(dev),
+            "loop_cap": getattr(dev, "loop_cap", None),
+            "date": today(), "host_cpus": os.cpu_count()}
+    _LAST_META.clear()
+    _LAST_META.update(meta)
+    return meta
 
 
-def time_call(fn, finish, repeat: int = 5, warmup: int = 1, min_time: float = 0.0) -> float:
-    """Median seconds per call of ``fn`` (``finish`` waits for the GPU)."""
-    for _ in range(warmup):
+def stamp(meta: dict | None = None) -> str:
+    """``device, date`` for a title or a report header (default: the last :func:`device_meta`)."""
+    meta = meta if meta is not None else _LAST_META
+    dev = meta.get("device") or meta.get("renderer")
+    return f"{dev}, {meta.get('date') or today()}" if dev else today()
+
+
+# ---- verdicts: plan vs counter, targets ------------------------------------------------------
+
+class Checks:
+    """Collects a report's (benchmark's) verdicts; failures are printed loudly and make the
+    exit status non-zero::
+
+        checks = Checks("blur")
+        checks.plan("recursive-hv 1024x1024", planned=18, measured=snap_total)
+        checks.target("recursive time max/min across sigma", ratio, "<=", 1.2)
+        ...
+        return checks.finish()          # prints a summary; 0 if all passed, else 1
+
+    A failed plan prints ``MISMATCH <what>: plan P, counter M``; a missed target prints
+    ``MISSED <what>: V (target <= T)``, at once, on stdout (beside the report text);
+    :meth:`finish` repeats them in the summary (also on stderr when stdout is redirected).
+    """
+
+    _OPS = {"<=": lambda v, t: v <= t, "<": lambda v, t: v < t, ">=": lambda v, t: v >= t,
+            ">": lambda v, t: v > t, "==": lambda v, t: v == t}
+
+    def __init__(self, name: str = "", stream=None):
+        self.name = name
+        self.stream = stream
+        self.passed = 0
+        self.failures: list[str] = []
+
+    def _fail(self, line: str) -> None:
+        self.failures.append(line)
+        print(line, file=self.stream or sys.stdout, flush=True)
+
+    def plan(self, what: str, planned, measured) -> bool:
+        """Passes planned vs passes the counter measured; ``MISMATCH`` when they differ."""
+        ok = planned == measured
+        if ok:
+            self.passed += 1
+        else:
+            self._fail(f"MISMATCH {what}: plan {planned}, counter {measured}")
+        return ok
+
+    def compare(self, what: str, rows: list[dict]) -> bool:
+        """Rows of :func:`shadergpgpu.engine.plans.compare` (phase, expected, measured, match):
+        one verdict per planned phase (phases the plan does not count are left out)."""
+        ok = True
+        for r in rows:
+            if r.get("expected") is None:
+                continue
+            ok &= self.plan(f"{what} phase {r['phase']}", r["expected"], r["measured"])
+        return ok
+
+    def target(self, what: str, value, op: str, target, unit: str = "") -> bool:
+        """``value op target`` (e.g. ``ratio, "<=", 1.2``); ``MISSED`` when it does not hold."""
+        if op not in self._OPS:
+            raise ValueError(f"op must be one of {', '.join(self._OPS)}")
+        ok = value is not None and bool(self._OPS[op](value, target))
+        if ok:
+            self.passed += 1
+        else:
+            v = "not measured" if value is None else _fmt(value) + unit
+            self._fail(f"MISSED {what}: {v} (target {op} {_fmt(target)}{unit})")
+        return ok
+
+    def require(self, what: str, ok: bool, detail: str = "") -> bool:
+        """Any other yes/no check (e.g. a result against its reference): ``MISMATCH``."""
+        if ok:
+            self.passed += 1
+        else:
+            self._fail(f"MISMATCH {what}" + (f": {detail}" if detail else ""))
+        return bool(ok)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+    def summary(self) -> str:
+        n = self.passed + len(self.failures)
+        head = f"{self.name}: " if self.name else ""
+        if self.ok:
+            return f"{head}all {n} checks passed"
+        return (f"{head}{len(self.failures)} of {n} checks FAILED:\n"
+                + "\n".join(f"  {f}" for f in self.failures))
+
+    def markdown(self) -> str:
+        """The verdicts as a markdown section (for the report file)."""
+        if self.ok:
+            return f"## Checks\n\nAll {self.passed} checks passed (plans match the pass " \
+                   "counter, targets met).\n"
+        return "## Checks\n\n" + "\n".join(f"- **{f}**" for f in self.failures) + "\n"
+
+    def finish(self) -> int:
+        """Print the summary; return the exit status (0 all passed, 1 otherwise)."""
+        text = self.summary()
+        print(text, file=self.stream or sys.stdout, flush=True)
+        if self.stream is None and not self.ok and not _isatty(sys.stdout):
+            print(text, file=sys.stderr, flush=True)
+        return self.exit_code
+
+
+def _isatty(f) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _fmt(v) -> str:
+    return format(v, ".4g") if isinstance(v, float) else str(v)
+
+
+# ---- timing ----------------------------------------------------------------------------------
+
+@dataclass
+class Timing:
+    """Seconds per call of one measured point: median of ``n`` repeats after warm-up, with the
+    fastest and slowest repeat (``spread`` = slowest / fastest)."""
+
+    median: float
+    min: float
+    max: float
+    n: int
+
+    @property
+    def ms(self) -> float:
+        return self.median * 1e3
+
+    @property
+    def spread(self) -> float:
+        return self.max / self.min if self.min > 0 else float("inf")
+
+    def row(self, prefix: str = "ms") -> dict:
+        """Columns for a table row: median, min, max in ms and the spread."""
+        return {prefix: self.median * 1e3, f"{prefix}_min": self.min * 1e3,
+                f"{prefix}_max": self.max * 1e3, "spread": self.spread, "repeats": self.n}
+
+
+def measure(fn, finish=None, repeat: int = 5, warmup: int = 1, min_time: float = 0.0,
+            max_repeat: int = 1000) -> Timing:
+    """Time ``fn``: ``warmup`` untimed calls, then at least ``repeat`` timed calls (more until
+    ``min_time`` seconds are spent, at most ``max_repeat``); ``finish`` waits for the GPU after
+    each call (``dev.finish``)."""
+    finish = finish or (lambda: None)
+    for _ in range(max(0, int(warmup))):
         fn()
     finish()
     times = []
-    t_total = 0.0
-    while len(times) < repeat or t_total < min_time:
+    total = 0.0
+    while len(times) < max(1, int(repeat)) or total < min_time:
         t0 = time.perf_counter()
         fn()
         finish()
         dt = time.perf_counter() - t0
         times.append(dt)
-        t_total += dt
-        if len(times) > 1000:
+        total += dt
+        if len(times) >= max_repeat:
             break
     times.sort()
-    return times[len(times) // 2]
+    return Timing(times[len(times) // 2], times[0], times[-1], len(times))
+
+
+class Timer:
+    """One timing policy for a whole report, so every point is measured the same way::
+
+        timer = Timer(dev.finish, repeat=5, warmup=1, min_time=0.05)
+        t = timer(lambda: blur(x, s))          # a Timing
+        row.update(t.row())
+    """
+
+    def __init__(self, finish=None, repeat: int = 5, warmup: int = 1, min_time: float = 0.0):
+        self.finish, self.repeat, self.warmup, self.min_time = finish, repeat, warmup, min_time
+
+    def __call__(self, fn) -> Timing:
+        return measure(fn, self.finish, self.repeat, self.warmup, self.min_time)
+
+    def describe(self) -> str:
+        s = f"median of {self.repeat}"
+        if self.min_time:
+            s += f" (or more, at least {self.min_time:g} s)"
+        return s + f" timed calls after {self.warmup} warm-up call(s), waiting for the GPU " \
+                   "after each"
+
+
+def time_call(fn, finish, repeat: int = 5, warmup: int = 1, min_time: float = 0.0) -> float:
+    """Median seconds per call of ``fn`` (``finish`` waits for the GPU); see :func:`measure`."""
+    return measure(fn, finish, repeat, warmup, min_time).median
+
+
+# ---- plots -----------------------------------------------------------------------------------
+
+def _pyplot():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def plot_title(title: str, meta: dict | None = None) -> str:
+    """``title`` with a second line naming the device and the date."""
+    return f"{title}\n{stamp(meta)}"
+
+
+def _gapped(xs_all: list, xs, ys) -> tuple[list, list]:
+    """The series on the union of x values, NaN where it was not measured (breaks the line)."""
+    got = {}
+    for x, y in zip(xs, ys):
+        got[x] = float("nan") if y is None else float(y)
+    return list(xs_all), [got.get(x, float("nan")) for x in xs_all]
+
+
+def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog: bool = True,
+               meta: dict | None = None, logx: bool | None = None,
+               logy: bool | None = None) -> bool:
+    """Plot ``{label: (xs, ys)}`` to ``path``; returns False when matplotlib is missing.
+
+    Every point has a marker; a series' line is broken where it was not measured (an x value
+    another series has, or a y of None/NaN), so no line crosses unmeasured sizes. The title
+    gets a second line with the device and date (``meta`` or the last :func:`device_meta`);
+    the legend sits outside the axes, off the data.
+    """
+    plt = _pyplot()
+    if plt is None:
+        return False
+    xs_all = sorted({x for xs, _ in series.values() for x in xs})
+    fig, ax = plt.subplots(figsize=(7.6, 4.4), dpi=110)
+    for label, (xs, ys) in series.items():
+        gx, gy = _gapped(xs_all, xs, ys)
+        ax.plot(gx, gy, marker="o", ms=4, lw=1.2, label=label)
+    logx = loglog if logx is None else logx
+    logy = loglog if logy is None else logy
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(plot_title(title, meta), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    if series:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    fig.tight_layout()
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return True
+
+
+def plot_points(path, series: dict, xlabel: str, ylabel: str, title: str,
+                loglog: bool = True, meta: dict | None = None) -> bool:
+    """Like :func:`plot_lines` but markers only (points measured at scattered sizes)."""
+    plt = _pyplot()
+    if plt is None:
+        return False
+    fig, ax = plt.subplots(figsize=(7.6, 4.4), dpi=110)
+    for label, (xs, ys) in series.items():
+        pts = [(x, y) for x, y in zip(xs, ys) if y is not None and y == y]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], ls="none", marker="o", ms=4,
+                label=label)
+    if loglog:
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(plot_title(title, meta), fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    if series:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    fig.tight_layout()
+    fig.savefig(path, bbox_inches="tight")
+    plt.close(fig)
+    return True
 
 
 def cuda_torch():
