@@ -175,3 +175,26 @@ def test_every_report_prints_its_own_help(capsys, name):
     code, out, err = run(capsys, "report", name, "--help")
     assert code == 0, err
     assert f"shadergpgpu report {name}" in out and "--quick" in out
+
+
+def test_profiles_info_profile_and_export_glsl(capsys, tmp_path):
+    from shadergpgpu.engine import export
+    from shadergpgpu.frontends.cli import main
+
+    assert main(["profiles"]) == 0
+    out = capsys.readouterr().out
+    for name in ("native", "geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"):
+        assert name in out
+    assert main(["info", "--profile", "geforce-7800gtx"]) == 0
+    out = capsys.readouterr().out
+    assert "geforce-7800gtx" in out and "loop_cap                 255" in out
+    assert main(["info", "--profile", "nope"]) == 2
+    assert "unknown device profile 'nope'" in capsys.readouterr().err
+    f = tmp_path / "saxpy.glsl"
+    assert main(["export-glsl", "engine/saxpy", "--profile", "webgl2", "-o", str(f)]) == 0
+    text = f.read_text()
+    assert "#version 300 es" in text and "uniforms: float alpha" in text
+    if export.glslang() is not None:
+        assert export.check_es(text[text.index("#version"):])[0]
+    assert main(["export-glsl", "engine/nope"]) == 2
+    assert "unknown kernel 'engine/nope'" in capsys.readouterr().err

@@ -88,7 +88,10 @@ def export(name: str, profile="webgl2", defines: dict | None = None) -> str:
     """A library kernel's GLSL ES source for ``profile``, with a header describing it."""
     kernels = library_kernels()
     if name not in kernels:
-        raise ValueError(f"unknown kernel {name!r}; known: {', '.join(sorted(kernels))}")
+        close = [k for k in sorted(kernels) if name.split("/")[0] in k][:12]
+        raise ValueError(f"unknown kernel {name!r} ({len(kernels)} known; "
+                         "`shadergpgpu export-glsl --list` lists them"
+                         + (f"; e.g. {', '.join(close)}" if close else "") + ")")
     k = kernels[name]
     prof = load_profile(profile)
     version = es_dialect(prof)

@@ -57,19 +57,69 @@ def _info(args) -> int:
     if args.device_index is not None and args.device_index < 0:
         return _error(f"--device-index must be >= 0, got {args.device_index}")
     try:
-        dev = Device(backend=args.backend, device_index=args.device_index)
+        dev = Device(backend=args.backend, device_index=args.device_index,
+                     profile=args.profile)
     except CapabilityError as e:
         return _error(_device_error(e, args.device_index))
-    except ValueError as e:  # an unknown backend (argument or $SHADERGPGPU_BACKEND)
+    except ValueError as e:  # an unknown backend or profile
         msg = str(e)
-        if "backend" not in msg:
+        if "backend" not in msg and "profile" not in msg:
             msg += f" (backends: {', '.join(BACKENDS)})"
         return _error(msg)
     print(dev.caps.format())
+    print(f"{'profile':<24} {dev.profile.name}")
+    if not dev.profile.is_native:
+        print(f"{'  (as the profile) texture':<24} {dev.max_texture_size}")
+        print(f"{'  draw buffers':<24} {dev.max_outputs}")
+        print(f"{'  float32 blending':<24} {dev.float_blending}")
+        print(f"{'  buffer textures':<24} {dev.buffer_textures}")
+        print(f"{'  texture units':<24} {dev.max_inputs}")
+        print(f"{'  GLSL':<24} {dev.profile.glsl}")
     print(f"{'loop_cap':<24} {dev.loop_cap if dev.loop_cap is not None else 'none'}")
     print(f"{'shaders':<24} {shaders_root()}")
     print(f"{'version':<24} {_version()}")
     dev.release()
+    return 0
+
+
+def _profiles(args) -> int:
+    from ..engine import profiles
+
+    for name in profiles.names():
+        p = profiles.load(name)
+        if args.verbose:
+            print(p.format())
+            for k, v in p.sources.items():
+                print(f"    source {k}: {v}")
+            print()
+        else:
+            print(f"{name:<18} {p.description}")
+    return 0
+
+
+def _export(args) -> int:
+    from ..engine import export
+
+    if args.list:
+        print("\n".join(sorted(export.library_kernels())))
+        return 0
+    if not args.kernel:
+        return _error("give a kernel name (or --list)")
+    try:
+        text = export.export(args.kernel, args.profile)
+    except ValueError as e:
+        return _error(str(e))
+    if args.output:
+        Path(args.output).write_text(text)
+        print(f"wrote {args.output}")
+    else:
+        print(text, end="")
+    if args.check:
+        if export.glslang() is None:
+            return _error("--check needs glslangValidator (apt-get install glslang-tools)")
+        ok, msg = export.check_es(text[text.index("#version"):])
+        print(f"glslangValidator: {'ok' if ok else msg}", file=sys.stderr)
+        return 0 if ok else 1
     return 0
 
 
@@ -181,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="`shadergpgpu report NAME --help` and `shadergpgpu bench NAME --help` print the "
                "options of each report and benchmark.")
     p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
-    sub = p.add_subparsers(dest="cmd", metavar="{info,report,bench}")
+    sub = p.add_subparsers(dest="cmd", metavar="{info,profiles,export-glsl,report,bench}")
     sub.required = True
     pi = sub.add_parser("info", help="print the GL context's capabilities",
                         description="Create a device and print what its GL context offers.")
@@ -190,6 +240,25 @@ def build_parser() -> argparse.ArgumentParser:
     pi.add_argument("--device-index", type=int, default=None, metavar="N",
                     help="EGL device to open on a machine with several GPUs (default: the "
                          "first, or $SHADERGPGPU_EGL_DEVICE)")
+    pi.add_argument("--profile", default=None, metavar="NAME",
+                    help="device profile to behave as (see `shadergpgpu profiles`; default: "
+                         "native, or $SHADERGPGPU_PROFILE)")
+    pp = sub.add_parser("profiles", help="list the built-in device profiles",
+                        description="List the built-in device profiles (limits as data).")
+    pp.add_argument("-v", "--verbose", action="store_true",
+                    help="every limit and its source")
+    pe = sub.add_parser("export-glsl", help="write a kernel's GLSL ES source",
+                        description="Write a library kernel's final source as GLSL ES "
+                                    "(#version 300 es / 310 es) with a header listing its "
+                                    "inputs, outputs and uniforms, e.g. for a WebGL2 page.")
+    pe.add_argument("kernel", nargs="?", help="kernel name, e.g. engine/saxpy or sgemm/tile8x4")
+    pe.add_argument("--list", action="store_true", help="list the library's kernel names")
+    pe.add_argument("--profile", default="webgl2", metavar="NAME",
+                    help="profile whose GLSL ES dialect and limits apply (default: webgl2)")
+    pe.add_argument("-o", "--output", default=None, metavar="FILE",
+                    help="write to FILE instead of standard output")
+    pe.add_argument("--check", action="store_true",
+                    help="compile the result with glslangValidator")
     sub.add_parser("report", add_help=False,
                    help=f"analysis report NAME: {', '.join(_names('report'))} "
                         "(options: report NAME --help)")
@@ -209,6 +278,10 @@ def main(argv=None) -> int:
         args = p.parse_args(argv)
     except SystemExit as e:
         return _exit_code(e)
+    if args.cmd == "profiles":
+        return _profiles(args)
+    if args.cmd == "export-glsl":
+        return _export(args)
     return _info(args)
 
 
