@@ -140,10 +140,9 @@ def test_digits_default_within_5pct_of_converged_reference(dev):
 
 def _plan_rows(dev, s, n, n_features, **kw):
     plan = plans.get_plan("sammon/fit")
-    return plans.compare(plan, dev.counter.snapshot(), n=n, n_features=n_features,
-                         layout=s.layout, n_evals=s.n_iter_, split=s.split, cached=s.cached_,
-                         n_rejects=s.n_rejected_, adaptive=s.step == "adaptive",
-                         loop_cap=dev.loop_cap, **kw)
+    params = sm.plan_params(s, dev)
+    assert (params["n"], params["n_features"]) == (n, n_features)
+    return plans.compare(plan, dev.counter.snapshot(), **dict(params, **kw))
 
 
 def test_pass_plan_matches_counter(dev, random500):
@@ -182,8 +181,11 @@ def test_pass_plan_at_report_size(dev):
             rows = _plan_rows(dev, s, 1000, 64)
             assert all(r["match"] for r in rows), (layout, cache, step, rows)
             snaps[(layout, cache, step)] = dev.counter.snapshot()
-    # independent: 3 reduce passes per stress sum, one update pass per evaluation
+    # independent: 3 reduce passes per stress sum; per evaluation one tiled update pass and
+    # its finishing pass (rows), one pair-kernel pass (columns)
     snap = snaps[("rows", False, "source")]
+    assert snaps[("rows", False, "source")]["sammon/update"]["passes"] == 3 * 2
+    snap = snaps[("columns", False, "source")]
     assert snap["sammon/stress"]["passes"] == 3 * 3
     assert snap["sammon/update"]["passes"] == 3
     assert snap["sammon/setup"]["passes"] == 1 + 3
@@ -238,11 +240,11 @@ def test_loop_cap_too_small_is_refused_by_argument():
         # the distance cache needs 4 x (1 + 30) iterations per texel
         with pytest.raises(ValueError, match="cache=False"):
             Sammon(n_iter=2, layout="rows", cache=True, device=tiny).fit(X)
-        # "auto" does not cache then, and the rows sweep (ceil((1 + 30 + 4) / 4) = 9 per point,
-        # cut at multiples of 4 points) is cut into parts of 8 points
+        # "auto" does not cache then, and the tiled rows sweep (blocks of 16 points, at most
+        # 1 + 2 x 30 = 61 iterations a block) is cut into parts of one block: 40 points -> 3
         s = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
                    device=tiny).fit(X)
-        assert s.cached_ is False and s.split_ == 5
+        assert s.cached_ is False and s.tiled_ and s.split_ == 3
         r = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
                    cache=False).fit(X)
         np.testing.assert_allclose(s.stress_history_, r.stress_history_, rtol=1e-5)
@@ -358,3 +360,116 @@ def test_report_plan_mismatch_is_loud(tmp_path, monkeypatch, capsys):
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 1
     err = capsys.readouterr().err
     assert "MISMATCH" in err and "sammon/update" in err
+
+
+# ---- device profiles ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def native_fits(dev, random500):
+    X, Y0 = random500
+    X, Y0 = X[:150], Y0[:150]
+    out = {}
+    for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
+        kw = dict(n_iter=5, step="adaptive", learning_rate=50.0, init=Y0, layout=layout,
+                  cache=cache, split=2, tol=None)
+        out[(layout, cache)] = (kw, Sammon(device=dev, **kw).fit(X))
+    return X, out
+
+
+@pytest.mark.parametrize("profile", ["geforce-7800gtx", "webgl2", "mali-gles31",
+                                     "raspberrypi4"])
+def test_builtin_profiles_give_the_native_fit(profile, native_fits):
+    """Under every built-in profile (no float32 blending: accumulation by ping-pong passes;
+    4 render targets: 3 points per tiled fragment; the 7800 GTX's 255-iteration loop cap) the
+    fit is the native one and the plan matches the counter."""
+    from shadergpgpu.engine import profiles
+    assert profile in profiles.names()
+    X, fits = native_fits
+    # one profile also with a small texture limit: every array wraps
+    d = sg.Device(profile=profile, max_texture_size=128 if profile == "webgl2" else None)
+    try:
+        assert not d.float_blending
+        for (layout, cache), (kw, a) in fits.items():
+            d.counter.reset()
+            b = Sammon(device=d, **kw).fit(X)
+            assert b.cached_ is cache and b.tiled_ is a.tiled_
+            np.testing.assert_allclose(b.embedding_, a.embedding_, rtol=0,
+                                       atol=1e-5 * np.abs(a.embedding_).max())
+            np.testing.assert_allclose(b.stress_history_, a.stress_history_, rtol=1e-5)
+            assert b.n_iter_ == a.n_iter_ and b.n_rejected_ == a.n_rejected_
+            rows = _plan_rows(d, b, 150, 20)
+            assert all(r["match"] for r in rows), (profile, layout, cache, rows)
+            assert b.split_ > a.split_     # accumulating parts cost 1 + 2 x outputs passes
+            if profile == "geforce-7800gtx" and layout == "columns":
+                # loop cap 255: 1 + 20 + 4 iterations per column of 4 points, so the two
+                # chunks of 19 columns are cut in two parts each (3 outputs: 7 passes a part)
+                assert b.split_ == 1 + 3 * 7
+    finally:
+        d.release()
+
+
+def test_profile_plan_is_independent():
+    """Hard-coded pass counts under the 7800 GTX profile (loop cap 255, no float blending,
+    4 render targets -> 3 points per tiled fragment, 4 targets per tiled pass), N = 150,
+    n = 400, split=1, blocks of 16 points: a block runs at most 1 + 2 x 100 = 201 iterations;
+    the 10 blocks are shared by n_part = 10 fragments per tile, counted as ceil(201 / 160) = 2
+    iterations per point plus one block (201) for the rounding, so a pass holds
+    (255 - 201) // (2 x 16) = 1 block: 10 parts; the 9 after the first accumulate (1 + 2 x 4
+    passes each); + 1 finishing pass = 83 per evaluation. Natively: 1 + 1."""
+    plan = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, loop_cap=255,
+                          float_blend=False, max_outputs=4, tile_jb=16)
+    assert sm.tile_points(4) == 3
+    assert sm.tile_parts(150, 3, [(0, 150)], 16) == 10
+    assert plan["sammon/update"] == 1 + 9 * 9 + 1
+    native = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, tile_jb=16)
+    assert native["sammon/update"] == 2
+
+
+@pytest.mark.parametrize("jb,tiled", [(8, True), (16, True), (16, False)])
+def test_tile_variants_match_float64(dev, random500, monkeypatch, jb, tiled):
+    """Blocks of 8 or 16 points j, and the one-point-per-fragment pair kernel (TILE_ROWS off,
+    the benchmark's comparison): eq. 3 steps follow float64."""
+    monkeypatch.setattr(sm, "TILE_JB", jb)
+    monkeypatch.setattr(sm, "TILE_ROWS", tiled)
+    X, Y0 = random500
+    X, Y0 = X[:203], Y0[:203]            # not a multiple of the block or the tile
+    Yr, hist = _fixed_steps(X, Y0, 100.0, 4)
+    dev.counter.reset()
+    s = Sammon(n_iter=4, step="source", learning_rate=100.0, init=Y0, cache=False, split=2,
+               tol=None, device=dev).fit(X)
+    assert s.tiled_ is tiled and s.tile_jb_ == jb
+    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert all(r["match"] for r in _plan_rows(dev, s, 203, 20))
+
+
+def test_tiled_exact_fallback_near_points(dev):
+    """Tight clusters far from the centroid: |x_i|^2 + |x_j|^2 - 2 x_i.x_j would cancel, so
+    those tiles are recomputed as sum (x_j - x_i)^2; with duplicates (dn = 0 skipped). The
+    stress and direction follow float64."""
+    rng = np.random.default_rng(9)
+    centres = rng.normal(0, 1000.0, (3, 12))
+    X = np.vstack([c + rng.normal(0, 1e-2, (40, 12)) for c in centres])
+    X[5] = X[17]                              # a duplicate inside a cluster
+    X = X.astype(np.float32)
+    Y0 = rng.normal(size=(120, 2))
+    Yr, hist = _fixed_steps(X, Y0, 20.0, 3)
+    s = Sammon(n_iter=3, step="source", learning_rate=20.0, init=Y0, cache=False, tol=None,
+               device=dev).fit(X)
+    assert s.tiled_
+    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+
+
+def test_blocked_source_and_parts():
+    X = np.arange(30 * 6, dtype=np.float32).reshape(30, 6)
+    xb, per_row, pt = sm.blocked_source(X, max_size=8)   # 30 rows > 8: 4 points a row
+    assert (per_row, pt) == (4, 2) and xb.shape == (8, 4 * 8)
+    for p in range(30):                                   # point p: row p // 4, texels 2 each
+        r, k = divmod(p, per_row)
+        np.testing.assert_array_equal(xb[r, 8 * k:8 * k + 6], X[p])
+        assert not xb[r, 8 * k + 6:8 * k + 8].any()       # padded coordinates are 0
+    assert sm.blocked_source(X, 64)[1] == 1
+    # about TILE_FRAGMENTS fragments, at most TILE_PARTS_MAX parts or the blocks of a chunk
+    assert sm.tile_parts(20_000, 4, [(0, 6667)] * 3, 16) == \
+        min(sm.TILE_PARTS_MAX, sm.ceil_div(sm.TILE_FRAGMENTS, 5000))
+    assert sm.tile_parts(100, 4, [(0, 100)], 16) == 7

@@ -19,11 +19,33 @@ How it runs on the engine
 * Kernels are declared once below (:data:`UPDATE` and :data:`ROWSUM`, one per source,
   :data:`DIST`, :data:`SQNORM`; the step is :data:`shadergpgpu.engine.builtin.SAXPY`). Sizes
   reach the shaders as uniforms, so a fit of any N and n compiles the same few programs.
-* One update per iteration (``shaders/algorithms/sammon/update.frag``): fragment i owns point
-  i, loops over every j, recomputes (or fetches) dn_ij, and writes three targets at once:
-  ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i``. Then ``prev`` and ``next`` swap
-  (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is ``sum_i s_i / sum dn`` by the
-  device sum reduction of :mod:`shadergpgpu.ops.reduce`: one float comes back per iteration.
+* The tiled update (``layout="rows"``, distances recomputed; ``shaders/algorithms/sammon/
+  tile.frag``, :data:`TILE`): a fragment owns K = 4 points i (K targets for their g, one for
+  their s in four lanes; K = max_outputs - 1 on devices with fewer render targets) and one of
+  ``n_part`` parts of the j range, and sweeps the points j in blocks of JB = 16
+  (:data:`TILE_JB`): per texel of coordinates it fetches the K texels of its points i and the
+  JB texels of the block and forms K x JB dot products, so a fetched texel serves K or JB pairs
+  (a register tile, as in SGEMM). dn^2 = |x_i|^2 + |x_j|^2 - 2 x_i.x_j (one multiply-add per
+  coordinate and pair; X is centred on the host and its squared norms uploaded); a block where
+  some real pair has dn^2 <= (|x_i|^2 + |x_j|^2) / 4 (where the subtraction could cancel: near
+  or duplicate points) is recomputed exactly as sum (x_j - x_i)^2, so duplicates give dn = 0
+  exactly and the distances keep float32 accuracy. X is stored blocked by points
+  (:func:`blocked_source`) so it does not wrap and a point's texels are consecutive. The parts
+  (about :data:`TILE_FRAGMENTS` fragments per pass, so a GPU has work for every core at
+  N = 20,000) are summed by the finishing pass (``finish.frag``, :data:`FINISH`), which writes
+  ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i`` one texel per point.
+* The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
+  ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
+  recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
+* Then ``prev`` and ``next`` swap (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is
+  ``sum_i s_i / sum dn`` by the device sum reduction of :mod:`shadergpgpu.ops.reduce`: one
+  float comes back per iteration.
+* Device profiles (``Device(profile=...)``): every accumulating pass uses
+  ``accumulate="add"``, i.e. hardware blending, or the engine's ping-pong passes (1 + 2 per
+  output) where the device has no float32 blending; loops are cut within ``dev.loop_cap``
+  (255 on the GeForce 7800 GTX); arrays wrap at the profile's texture size; a pass writes at
+  most ``dev.max_outputs`` targets (the tile shrinks to K = max_outputs - 1 points). The
+  plan takes the same limits (:func:`plan_params`), so plan == counter under every profile.
 * Source layouts (``layout=``): ``"rows"`` stores X row-major (``order="row"``, a texel holds
   four coordinates of one point; the sweep visits four consecutive points at a time, so the
   fetch of point i is shared by four pairs) and ``"columns"``
@@ -33,9 +55,10 @@ How it runs on the engine
   (4 N^2 bytes: 0.4 GB at N = 10,000; it cannot hold N = 100,000) so that an iteration reads one
   texel per four pairs instead of recomputing n-dimensional distances.
 * The j sweep is the kernels' :class:`~shadergpgpu.engine.kernels.Split` range (points for
-  ``"rows"``, cut at multiples of 4; packed columns of four points otherwise), with a loop cost
-  per unit that depends on n (:func:`block_cost`). It is cut in two ways, every part one
-  pass summed into the three targets by additive blending (the first adds ``prev``): into
+  the tiled sweep, cut at multiples of JB, and for the ``"rows"`` pair kernel, cut at
+  multiples of 4; packed columns of four points otherwise), with a loop cost per unit that
+  depends on n (:func:`block_cost`). It is cut in two ways, every part one pass summed into
+  the targets by additive accumulation (the first pair-kernel part adds ``prev``): into
   *chunks* here, to keep one pass under :data:`PASS_WORK` (long draws on the NVIDIA driver),
   under about 8,192 points, and into at least ``split`` parts; and by the engine, when one
   fragment's loop would pass the device's loop cap (``dev.loop_cap``: 65,535 on llvmpipe).
@@ -109,23 +132,49 @@ AUTO_POINTS = 8192
 #: Values of the shaders' SOURCE define (the three ways the source lives on the device).
 SOURCES = {"rows": 0, "columns": 1, "cached": 2}
 
+#: layout="rows" without the distance cache runs the tiled update (``tile.frag``: several
+#: points i per fragment, eight points j per block, distances by |x_i|^2 + |x_j|^2 - 2 x_i.x_j
+#: with an exact fallback); False runs the one-point-per-fragment pair kernel (``update.frag``)
+#: instead (kept for comparison: ``benchmarks/sammon.py --compare``).
+TILE_ROWS = True
+#: Points j per block of the tiled sweep (the tile.frag JB define: 8 or 16).
+TILE_JB = 16
+#: Most points i one tiled fragment owns (lanes of the S target); fewer where the device has
+#: fewer render targets (K targets of g plus one of s).
+TILE_MAX = 4
+#: The j range of a tile is cut into parts swept by separate fragments (summed by FINISH) so
+#: that a pass has about this many fragments (a GPU needs ~10^5 to hide its fetch latency;
+#: N / 4 tiles alone are 5,000 at N = 20,000), at most TILE_PARTS_MAX parts.
+TILE_FRAGMENTS = 1 << 18
+TILE_PARTS_MAX = 64
+
+
+def tile_points(max_outputs: int) -> int:
+    """Points i per fragment of the tiled update on a device with ``max_outputs`` targets."""
+    return max(1, min(TILE_MAX, int(max_outputs) - 1))
+
 
 # ---- loop work --------------------------------------------------------------------------------
 def sweep_units(n_points: int, source: str) -> int:
     """Length of the j sweep (the kernels' split range): points for "rows" (visited four at a
-    time, cuts at multiples of 4), packed columns of four points otherwise."""
-    return int(n_points) if source == "rows" else ceil_div(n_points, 4)
+    time, cuts at multiples of 4) and "tiled" (eight at a time), packed columns of four points
+    otherwise."""
+    return int(n_points) if source in ("rows", "tiled") else ceil_div(n_points, 4)
 
 
-def sweep_align(source: str) -> int:
-    return 4 if source == "rows" else 1
+def sweep_align(source: str, jb=None) -> int:
+    return {"rows": 4, "tiled": int(jb or TILE_JB)}.get(source, 1)
 
 
-def block_cost(source: str, n_features: int) -> int:
+def block_cost(source: str, n_features: int, jb=None) -> int:
     """Loop iterations one fragment runs per unit of the sweep (nested loops counted
     together): per block of four points, its own iteration, the coordinate loop of the
     distances and the loop over the four pairs; for "rows" (a unit is one point) a quarter of
-    that, rounded up."""
+    that, rounded up. "tiled" (blocks of eight points, the pairs unrolled): its own iteration,
+    the coordinate loop and, at worst, the exact recomputation loop, an eighth of that per
+    point."""
+    if source == "tiled":
+        return ceil_div(1 + 2 * ceil_div(n_features, 4), int(jb or TILE_JB))
     inner = {"rows": ceil_div(n_features, 4), "columns": int(n_features), "cached": 0}[source]
     per_block = 1 + inner + 4
     return ceil_div(per_block, 4) if source == "rows" else per_block
@@ -171,6 +220,70 @@ ROWSUM = {
                  uniforms={"blk0": "int", "n_blk": "int"}, defines={"SOURCE": SOURCES[src]},
                  split=_split(src), name=f"sammon/rowsum-{src}", hint=_HINT)
     for src in ("rows", "columns")}
+def _tile_block(a) -> int:
+    """Loop iterations of one block of the tiled sweep (at worst: with the exact pass)."""
+    return 1 + 2 * int(a.uniforms["pt_texels"])
+
+
+def _tile_split(jb):
+    # A fragment sweeps 1 / n_part of a pass's blocks, rounded up: per point of the range
+    # ceil(block / (JB n_part)) iterations, plus one block for the rounding.
+    return Split("blk", length=lambda a: a.uniforms["n_blk"],
+                 cost=lambda a: ceil_div(_tile_block(a), jb * int(a.uniforms["n_part"])),
+                 extra=_tile_block, align=jb)
+
+
+def tile_parts(n_points: int, k_pts: int, chunks, jb=None) -> int:
+    """Parts of the j range per tile (``n_part``): about :data:`TILE_FRAGMENTS` fragments in
+    all, at most :data:`TILE_PARTS_MAX`, and at most the blocks of the longest chunk."""
+    jb = int(jb or TILE_JB)
+    nf = ceil_div(n_points, k_pts)
+    blocks = max(ceil_div(nb, jb) for _, nb in chunks)
+    return max(1, min(TILE_PARTS_MAX, blocks, ceil_div(TILE_FRAGMENTS, nf)))
+
+
+def blocked_source(X: np.ndarray, max_size: int):
+    """X (N x n, float32) blocked for the tiled sweep: rows of ``pts_row`` points, each point
+    ``pt_texels`` = ceil(n / 4) texels (zero-padded coordinates: distances unchanged), with
+    pts_row the smallest power of two that keeps the texture within ``max_size`` on both axes
+    (no wrap: a point's texels are consecutive). Returns (array, pts_row, pt_texels)."""
+    n, d = X.shape
+    pt = ceil_div(d, 4)
+    b = 1
+    while ceil_div(n, b) > max_size and 2 * b * pt <= max_size:
+        b *= 2
+    rows = ceil_div(n, b)
+    out = np.zeros((rows * b, 4 * pt), dtype=np.float32)
+    out[:n, :d] = X
+    return out.reshape(rows, b * 4 * pt), b, pt
+
+
+def _tile_names(k):
+    return tuple(f"G{a}" for a in range(k))
+
+
+#: The tiled update (layout="rows", distances recomputed), per (points i per fragment K,
+#: points j per block JB): the sums g and s of K points over the sweep units
+#: blk0 + [0, n_blk), into K + 1 targets of ceil(N / K) x n_part texels (tile, part of j).
+TILE = {
+    (k, jb): declare("algorithms/sammon/tile.frag",
+                     inputs={"X": In(packed=True, order="row"), "NRM": In(),
+                             "Y": In(packed=True, order="row")},
+                     outputs=_tile_names(k) + ("S",),
+                     uniforms={"dm_floor": "float", "blk0": "int", "n_blk": "int",
+                               "n_pts": "int", "pt_texels": "int", "pts_row": "int",
+                               "n_part": "int"},
+                     defines={"K_PTS": k, "JB": jb}, split=_tile_split(jb),
+                     name=f"sammon/tile{k}x{jb}", hint=_HINT)
+    for k in range(1, TILE_MAX + 1) for jb in (8, 16)}
+#: From the tile sums back to one texel per point: next = prev + mu g (eq. 3), g and s.
+FINISH = {
+    k: declare("algorithms/sammon/finish.frag",
+               inputs=dict({n: In(packed=True, order="row") for n in _tile_names(k) + ("S",)},
+                           Y=In(like="OUT0")),
+               outputs=3, uniforms={"mu": "float", "n_part": "int"}, defines={"K_PTS": k},
+               loop=lambda a: a.uniforms["n_part"], name=f"sammon/finish{k}")
+    for k in range(1, TILE_MAX + 1)}
 #: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1).
 DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
                defines={"SOURCE": SOURCES["rows"]}, loop=_dist_loop, name="sammon/dist",
@@ -180,7 +293,7 @@ SQNORM = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, o
                  name="sammon/sqnorm")
 
 
-def sweep_chunks(n_points: int, n_features: int, source: str, split="auto") -> list:
+def sweep_chunks(n_points: int, n_features: int, source: str, split="auto", jb=None) -> list:
     """Chunks ``(blk0, n_blk)`` of the j sweep (in :func:`sweep_units`), one prepared pass each
     (the engine may cut a chunk further for the loop cap): enough that one pass stays under
     :data:`PASS_WORK`, at least ``split`` (an int), or for "auto" about :data:`AUTO_POINTS`
@@ -189,10 +302,11 @@ def sweep_chunks(n_points: int, n_features: int, source: str, split="auto") -> l
     source: "rows", "columns" or "cached".
     """
     units = sweep_units(n_points, source)
-    align = sweep_align(source)
+    align = sweep_align(source, jb)
     groups = ceil_div(units, align)
     # pair-texel fetches of one full sweep: N fragments x N points x fetches per pair
-    texels = {"rows": ceil_div(n_features, 4), "columns": int(n_features), "cached": 1}[source]
+    texels = {"rows": ceil_div(n_features, 4), "tiled": ceil_div(n_features, 4),
+              "columns": int(n_features), "cached": 1}[source]
     k = ceil_div(n_points * n_points * texels, 4 * PASS_WORK)
     if split == "auto":
         k = max(k, ceil_div(n_points, AUTO_POINTS))
@@ -211,13 +325,29 @@ def _plan_layouts(n, n_features, source, max_size):
     return {"X": Layout(n, n_features, True, order, max_size)}
 
 
-def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 20) -> int:
-    """Passes the sweep of ``kernel`` draws over ``chunks`` under ``loop_cap``."""
+def accumulate_cost(n_outputs: int, float_blend: bool = True) -> int:
+    """Passes one accumulating pass draws (as :meth:`Device.accumulate_passes`): 1 with float
+    blending, else 1 + 2 per output (the engine's ping-pong accumulation)."""
+    return 1 if float_blend else 1 + 2 * int(n_outputs)
+
+
+def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 20,
+                 float_blend=True) -> int:
+    """Passes the sweep of ``kernel`` draws over ``chunks`` under ``loop_cap``: the first part
+    of the first chunk writes, every other part (chunks after the first, loop-cap cuts after
+    the first of a chunk) accumulates, by blending or, without float blending, by the
+    engine's ping-pong passes."""
     lays = _plan_layouts(n, n_features, source, max_size)
+    src = {"tiled": "rows"}.get(source, source)
+    acc = accumulate_cost(len(kernel.outputs), float_blend)
     total = 0
-    for b0, nb in chunks:
-        u = {"blk0": b0, "n_blk": nb}
-        total += max(1, len(kernel.slices(lays, u, {"SOURCE": SOURCES[source]}, loop_cap)))
+    parts = tile_parts(n, len(kernel.outputs) - 1, chunks, kernel.split.align) \
+        if source == "tiled" else 1
+    for k, (b0, nb) in enumerate(chunks):
+        u = {"blk0": b0, "n_blk": nb, "pt_texels": ceil_div(n_features, 4), "n_part": parts}
+        cuts = max(1, len(kernel.slices(lays, u, {"SOURCE": SOURCES[src]}
+                                        if "SOURCE" in kernel.defines else {}, loop_cap)))
+        total += (1 + (cuts - 1) * acc) if k == 0 else cuts * acc
     return total
 
 
@@ -225,26 +355,49 @@ def _sum_passes(texels: int, fanin) -> int:
     return _reduce.passes(texels, fanin or _reduce.DEFAULT_FANIN, packed=False)
 
 
+def sweep_source(layout: str, cached: bool, tiled: bool = True) -> str:
+    """Which update runs: "cached", "tiled" (rows, recomputed, :data:`TILE_ROWS`), "rows" (the
+    pair kernel) or "columns"."""
+    if cached:
+        return "cached"
+    return "tiled" if layout == "rows" and tiled else layout
+
+
+def update_kernel(source: str, max_outputs: int = 8, jb=None):
+    if source == "tiled":
+        return TILE[(tile_points(max_outputs), int(jb or TILE_JB))]
+    return UPDATE[source]
+
+
 def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
-                n_rejects=0, adaptive=False, loop_cap=None, fanin=None):
+                n_rejects=0, adaptive=False, loop_cap=None, fanin=None, float_blend=True,
+                max_outputs=8, tiled=True, tile_jb=None):
     """Passes of one fit per phase (registered as plan ``sammon/fit``).
 
     n, n_features : the data's shape; layout : "rows" / "columns"; n_evals : update
     evaluations (``n_iter_``); split : the estimator's ``split`` parameter; cached : whether
     the distances were cached (``cached_``); n_rejects : ``n_rejected_``; adaptive : step
-    "adaptive"; loop_cap : the device's ``loop_cap``; fanin : the sum reduction's fan-in.
+    "adaptive"; loop_cap : the device's ``loop_cap``; fanin : the sum reduction's fan-in;
+    float_blend : the device's ``float_blending`` (False: accumulation by ping-pong passes);
+    max_outputs : the device's ``max_outputs`` (points per tiled fragment); tiled : whether the
+    rows sweep is the tiled kernel (``tiled_``); tile_jb : its points per block (default
+    :data:`TILE_JB`). :func:`plan_params` collects them.
     """
     n, n_features = int(n), int(n_features)
     red = _sum_passes(n, fanin)                       # S and V: one texel per point
+    source = sweep_source(layout, cached, tiled)
+    kern = update_kernel(source, max_outputs, tile_jb)
+    update = sweep_passes(kern, n, n_features, source,
+                          sweep_chunks(n, n_features, source, split, tile_jb), loop_cap,
+                          float_blend=float_blend)
+    if source == "tiled":
+        update += 1                                   # FINISH: back to one texel per point
     if cached:
         setup = 1 + _sum_passes(n * ceil_div(n, 4), fanin)
-        update = sweep_passes(UPDATE["cached"], n, n_features, "cached",
-                              sweep_chunks(n, n_features, "cached", split), loop_cap)
     else:
         setup = sweep_passes(ROWSUM[layout], n, n_features, layout,
-                             sweep_chunks(n, n_features, layout, 1), loop_cap) + red
-        update = sweep_passes(UPDATE[layout], n, n_features, layout,
-                              sweep_chunks(n, n_features, layout, split), loop_cap)
+                             sweep_chunks(n, n_features, layout, 1), loop_cap,
+                             float_blend=float_blend) + red
     out = {"sammon/setup": setup,
            "sammon/update": int(n_evals) * update,
            "sammon/stress": int(n_evals) * red}
@@ -253,19 +406,31 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     return out
 
 
+def plan_params(est, dev) -> dict:
+    """The parameters of plan ``sammon/fit`` for a fitted :class:`Sammon` on ``dev``."""
+    return dict(n=est.embedding_.shape[0], n_features=est.n_features_in_, layout=est.layout,
+                n_evals=est.n_iter_, split=est.split, cached=est.cached_,
+                n_rejects=est.n_rejected_, adaptive=est.step == "adaptive",
+                loop_cap=dev.loop_cap, float_blend=dev.float_blending,
+                max_outputs=dev.max_outputs, tiled=est.tiled_, tile_jb=est.tile_jb_)
+
+
 register_plan(PassPlan(
     name="sammon/fit",
-    formula="setup: 1 + R(N ceil(N/4)) cached, else c + R(N); update: E * k; stress: E * R(N); "
-            "adaptive step: 2 + R(N) + rejects  (E = evaluations incl. the final stress, "
-            "k = passes of one j sweep (chunks, each cut for the loop cap), c = passes of the "
-            "dn row sums, R(t) = sum passes over t texels)",
+    formula="setup: 1 + R(N ceil(N/4)) cached, else c + R(N); update: E * (k + t); "
+            "stress: E * R(N); adaptive step: 2 + R(N) + rejects  (E = evaluations incl. the "
+            "final stress, k = passes of one j sweep (chunks, each cut for the loop cap; each "
+            "accumulating part 1 + 2 x outputs passes without float blending), t = 1 for the "
+            "tiled rows sweep (its finishing pass) else 0, c = passes of the dn row sums, "
+            "R(t) = sum passes over t texels)",
     phases=plan_phases,
     notes="setup: distance cache (or row sums of dn) and its sum; update: the gather passes of "
           "eq. 3 (one per part of the j sweep); stress: one device sum per evaluated position "
           "set; step (adaptive only): |G|^2 pass and its sum, first step, one step pass per "
           "rejected candidate",
     params=("n", "n_features", "layout", "n_evals", "split", "cached", "n_rejects",
-            "adaptive", "loop_cap", "fanin")))
+            "adaptive", "loop_cap", "fanin", "float_blend", "max_outputs", "tiled",
+            "tile_jb")))
 
 
 def pca_init(X: np.ndarray, n_components: int) -> np.ndarray:
@@ -311,8 +476,10 @@ class Sammon(TransformerMixin, BaseEstimator):
     stress_history_ : list of float, stress of the start and of every accepted iterate.
     n_iter_ : update evaluations run. ``n_rejected_``: rejected candidates.
     mu_ : eq. 4's mu for ``learning_rate``; ``step_`` : last step length used.
-    cached_ : whether the distances were cached; ``split_`` : passes per sweep of j;
-    ``chunks_`` : chunks of the sweep before the loop-cap cuts.
+    cached_ : whether the distances were cached; ``split_`` : passes per sweep of j (the
+    ping-pong accumulation passes included, the tiled sweep's finishing pass not);
+    ``chunks_`` : chunks of the sweep before the loop-cap cuts; ``tiled_`` : whether the tiled
+    update ran; ``tile_jb_`` : its points j per block.
     timings_ : {"setup_s": seconds for the source distances and their sum, "eval_s": wall
         seconds of each update pass + stress sum + its one-float readback}.
     """
@@ -370,8 +537,12 @@ class Sammon(TransformerMixin, BaseEstimator):
         return np.asarray(self.init, dtype=np.float64)
 
     # ---- fit ---------------------------------------------------------------------------------
-    def fit(self, X, y=None):
-        """Embed X (n_samples >= 2, n_features); sets ``embedding_`` and the other attributes."""
+    def fit(self, X, y=None, client=None):
+        """Embed X (n_samples >= 2, n_features); sets ``embedding_`` and the other attributes.
+        With a Dask ``client``: the points split across its workers (shadergpgpu.distributed)."""
+        if client is not None:
+            from ..distributed import fit_sammon
+            return fit_sammon(self, X, client)
         self._check_params()
         if hasattr(X, "device") and hasattr(X, "layout") and hasattr(X, "get"):
             raise TypeError("X: pass a host array (Sammon reads the source points once)")
@@ -386,9 +557,9 @@ class Sammon(TransformerMixin, BaseEstimator):
             run.release()
         return self
 
-    def fit_transform(self, X, y=None):
+    def fit_transform(self, X, y=None, client=None):
         """Fit and return ``embedding_``."""
-        return self.fit(X).embedding_
+        return self.fit(X, client=client).embedding_
 
 
 class _Run:
@@ -427,7 +598,14 @@ class _Run:
         n, d = X.shape
         self.n, self.m = n, Y0.shape[1]
         order = "row" if est.layout == "rows" else "col"
-        self.X = self._keep(dev.array(X, packed=True, order=order, name="X"))
+        if dev.max_outputs < 3:
+            raise ValueError(f"Sammon writes 3 render targets per pass; this device (profile "
+                             f"{dev.profile.name!r}) has {dev.max_outputs}")
+        # Centred on the host (float64): distances unchanged, norms small (the tiled sweep's
+        # |x_i|^2 + |x_j|^2 - 2 x_i.x_j cancels less).
+        X64 = np.asarray(X, dtype=np.float64)
+        Xc = (X64 - X64.mean(axis=0)).astype(np.float32)
+        self.X = self._keep(dev.array(Xc, packed=True, order=order, name="X"))
         # Positions, direction and stress terms: one texel per point, near-square wrap.
         w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
         self.pos_layout = Layout(n, self.m, True, "row", w)
@@ -438,8 +616,10 @@ class _Run:
         self.S = self._keep(dev.alloc(self.vec_layout))
         self.V = self._keep(dev.alloc(self.vec_layout))
         self.cached = self._use_cache(n, d, order)
-        source = "cached" if self.cached else est.layout
-        self.chunks = sweep_chunks(n, d, source, est.split)
+        self.tiled = bool(TILE_ROWS) and est.layout == "rows" and not self.cached
+        source = self.source = sweep_source(est.layout, self.cached, self.tiled)
+        self.tile_jb = int(TILE_JB)
+        self.chunks = sweep_chunks(n, d, source, est.split, self.tile_jb)
         with dev.phase("sammon/setup"):
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
@@ -450,7 +630,8 @@ class _Run:
             else:
                 for k, (b0, nb) in enumerate(sweep_chunks(n, d, est.layout, 1)):
                     dev.run(ROWSUM[est.layout], self.V, inputs={"X": self.X},
-                            uniforms={"blk0": b0, "n_blk": nb}, blend=k > 0)
+                            uniforms={"blk0": b0, "n_blk": nb},
+                            accumulate="add" if k > 0 else None)
                 sum_dn = _reduce.total(dev, self.V)
                 src_inputs = {"X": self.X}
         if not sum_dn > 0 or not math.isfinite(sum_dn):
@@ -461,17 +642,46 @@ class _Run:
         pairs = n * (n - 1)
         self.dm_floor = DM_FLOOR * sum_dn / pairs
         self.mu_source = 2.0 * float(est.learning_rate) / sum_dn
-        # The update passes: the first chunk writes (and adds prev), the others add (blend).
+        # The update passes: the first chunk writes (and adds prev), the others accumulate
+        # (blending, or the engine's ping-pong passes where float blending is missing).
         self.passes = []
-        for k, (b0, nb) in enumerate(self.chunks):
-            p = dev.prepare(UPDATE[source], [self.Y[1], self.G[0], self.S],
-                            inputs=dict(src_inputs, Y=self.Y[0]),
-                            uniforms={"blk0": b0, "n_blk": nb,
-                                      "keep_prev": 1.0 if k == 0 else 0.0,
-                                      "dm_floor": self.dm_floor, "mu": 0.0},
-                            blend=k > 0)
-            self.passes.append(p)
-        self.split = sum(p.passes_per_run for p in self.passes)
+        self.finish = None
+        if self.tiled:
+            k_pts = tile_points(dev.max_outputs)
+            nf = ceil_div(n, k_pts)
+            self.n_part = tile_parts(n, k_pts, self.chunks, self.tile_jb)
+            tl = Layout(nf, 4 * self.n_part, True, "row", dev.max_texture_size)
+            tiles = [self._keep(dev.alloc(tl)) for _ in range(k_pts + 1)]
+            names = _tile_names(k_pts) + ("S",)
+            nrm = (Xc.astype(np.float64) ** 2).sum(axis=1)
+            self.NRM = self._keep(dev.array(nrm[None, :], packed=True, order="row",
+                                            name="norms"))
+            xb, pts_row, pt_texels = blocked_source(Xc, dev.max_texture_size)
+            self.XB = self._keep(dev.array(xb, packed=True, order="row", name="X"))
+            for k, (b0, nb) in enumerate(self.chunks):
+                self.passes.append(dev.prepare(
+                    update_kernel("tiled", dev.max_outputs, self.tile_jb),
+                    dict(zip(names, tiles)),
+                    inputs={"X": self.XB, "NRM": self.NRM, "Y": self.Y[0]},
+                    uniforms={"blk0": b0, "n_blk": nb, "dm_floor": self.dm_floor,
+                              "n_pts": n, "pts_row": pts_row, "pt_texels": pt_texels,
+                              "n_part": self.n_part},
+                    accumulate="add" if k > 0 else None))
+            self.finish = dev.prepare(FINISH[k_pts], [self.Y[1], self.G[0], self.S],
+                                      inputs=dict(zip(names, tiles), Y=self.Y[0]),
+                                      uniforms={"mu": 0.0, "n_part": self.n_part})
+        else:
+            for k, (b0, nb) in enumerate(self.chunks):
+                p = dev.prepare(UPDATE[source], [self.Y[1], self.G[0], self.S],
+                                inputs=dict(src_inputs, Y=self.Y[0]),
+                                uniforms={"blk0": b0, "n_blk": nb,
+                                          "keep_prev": 1.0 if k == 0 else 0.0,
+                                          "dm_floor": self.dm_floor, "mu": 0.0},
+                                accumulate="add" if k > 0 else None)
+                self.passes.append(p)
+        self.split = sweep_passes(update_kernel(source, dev.max_outputs, self.tile_jb), n, d,
+                                  source, self.chunks, dev.loop_cap,
+                                  float_blend=dev.float_blending)
         self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
         self._chains.append(self.stress_sum)
 
@@ -501,9 +711,16 @@ class _Run:
         dev = self.dev
         t0 = time.perf_counter()
         with dev.phase("sammon/update"):
-            for p in self.passes:
-                p.bind(Y=y_in, OUT0=y_out, OUT1=g_out)
-                p.run(mu=float(mu))
+            if self.finish is not None:
+                for p in self.passes:
+                    p.bind(Y=y_in)
+                    p.run()
+                self.finish.bind(Y=y_in, OUT0=y_out, OUT1=g_out)
+                self.finish.run(mu=float(mu))
+            else:
+                for p in self.passes:
+                    p.bind(Y=y_in, OUT0=y_out, OUT1=g_out)
+                    p.run(mu=float(mu))
         with dev.phase("sammon/stress"):
             self.stress_sum.run()
             s = float(self.stress_sum.result.get()[0])
@@ -519,6 +736,8 @@ class _Run:
             self._fit_adaptive()
         est.mu_ = self.mu_source
         est.cached_ = self.cached
+        est.tiled_ = self.tiled
+        est.tile_jb_ = self.tile_jb
         est.split_ = self.split
         est.chunks_ = len(self.chunks)
         est.timings_ = {"setup_s": self.setup_s, "eval_s": list(self.eval_s)}

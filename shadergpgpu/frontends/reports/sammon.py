@@ -23,7 +23,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     import shadergpgpu as sg
     from shadergpgpu.engine import plans
-    from shadergpgpu.algorithms.sammon import Sammon, pca_init, reference_fit
+    from shadergpgpu.algorithms.sammon import Sammon, pca_init, plan_params, reference_fit
     from sklearn.datasets import load_digits
 
     n = 200 if a.quick else 1000
@@ -42,9 +42,7 @@ def main(argv=None) -> int:
             s = Sammon(n_iter=iters, step=step, learning_rate=0.5 * n, init=Y0, layout=layout,
                        cache=cache, tol=None, device=dev).fit(X)
             snap = dev.counter.snapshot()
-            params = dict(n=n, n_features=X.shape[1], layout=layout, n_evals=s.n_iter_,
-                          split=s.split, cached=s.cached_, n_rejects=s.n_rejected_,
-                          adaptive=step == "adaptive", loop_cap=dev.loop_cap)
+            params = plan_params(s, dev)     # the fit's and the device's (profile's) limits
             cmp = plans.compare(plan, snap, **params)
             for r in cmp:
                 plan_rows.append({"config": f"{layout}/{'cached' if cache else 'recompute'}/"
@@ -56,7 +54,7 @@ def main(argv=None) -> int:
             ev = s.timings_["eval_s"]
             label = f"{layout}/{'cached' if cache else 'recompute'}/{step}"
             rows.append({"config": label, "N": n, "update passes": s.n_iter_,
-                         "rejected": s.n_rejected_, "chunks": s.split_,
+                         "rejected": s.n_rejected_, "tiled": s.tiled_, "chunks": s.split_,
                          "s/update": float(np.median(ev[1:] if len(ev) > 2 else ev)),
                          "stress start": s.stress_history_[0], "stress end": s.stress_,
                          "numpy float64 end": ref_hist[-1],
