@@ -181,3 +181,75 @@ def test_mask_validation(dev, wrap_dev, rng):
         R.argmax(dev, x, mask=mk)
     with pytest.raises(ValueError, match="mask has shape"):
         R.argmax(dev, x, mask=np.ones(49))
+
+
+# ---- device profiles: the limits of legacy and mobile GPUs -------------------------------------
+PROFILES = ["geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"]
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def profile_dev(request):
+    d = sg.Device(profile=request.param)
+    yield d
+    d.release()
+
+
+def test_reductions_under_profiles(profile_dev, rng):
+    """Sum, arg-min/arg-max, a ReductionKernel along an axis: reference results and plan ==
+    counter under each built-in profile (its loop cap bounds the fan-in, its texture size
+    wraps the arrays, its draw buffers bound the outputs)."""
+    d = profile_dev
+    F = R.fanin_for(d)
+    if d.loop_cap is not None:
+        assert 5 * F + 4 <= d.loop_cap      # a level's loop stays within the cap
+    # longer than the profile's texture side: the vector wraps
+    n = 4 * d.max_texture_size + 37
+    x = rng.standard_normal(n).astype(np.float32)
+    x[n // 2] = x.max() + 1.0
+    x[n // 3] = x.min() - 1.0
+    a = d.array(x)
+    assert a.layout.tex_size[1] > 1
+    d.counter.reset()
+    with d.phase("reduce"):
+        got = R.total(d, a)
+    assert d.counter.snapshot()["reduce"]["passes"] == \
+        plans.get_plan("reduce/sum").total(n=n, loop_cap=d.loop_cap)
+    assert abs(got - x.astype(np.float64).sum()) <= 1e-5 * np.abs(x).astype(np.float64).sum()
+    d.counter.reset()
+    with d.phase("reduce"):
+        assert R.argmax(d, a) == (float(x.max()), int(np.argmax(x)))
+    assert d.counter.snapshot()["reduce"]["passes"] == \
+        plans.get_plan("reduce/argbest").total(n=n, loop_cap=d.loop_cap)
+    assert R.argmin(d, a) == (float(x.min()), int(np.argmin(x)))
+    ties = np.zeros(1000, np.float32)
+    ties[[7, 500, 999]] = 3.0
+    assert R.argmax(d, ties) == (3.0, 7)
+    m = rng.standard_normal((40, 300)).astype(np.float32)
+    np.testing.assert_allclose(R.sum(m, axis=1, device=d), m.astype(np.float64).sum(1),
+                               atol=1e-4)
+    d.counter.reset()
+    with d.phase("reduce"):
+        got = R.NORM(m, axis=0, device=d)
+    np.testing.assert_allclose(got, np.sqrt((m.astype(np.float64) ** 2).sum(0)), rtol=1e-5)
+    assert d.counter.snapshot()["reduce"]["passes"] == \
+        plans.get_plan("reduce/norm").total(n=m.size, axis=0, length=40, loop_cap=d.loop_cap)
+    a.release()
+
+
+def test_cached_chains_survive_framebuffer_eviction(dev, rng):
+    """The device's framebuffer cache is bounded (its evictions release framebuffers); a
+    reduction kept between calls re-resolves its framebuffers, so it still runs after many
+    other reductions of other lengths."""
+    x = rng.standard_normal(5000).astype(np.float32)
+    a = dev.array(x)
+    assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
+    assert abs(R.total(dev, a, fanin=2) - x.sum(dtype=np.float64)) <= 1e-5 * np.abs(x).sum()
+    # 10 lengths x 2 kernels: 20 cached chains of ~10 passes, far more framebuffers than the
+    # cache holds, fewer chains than the device keeps
+    for n in range(3000, 3000 + 10 * 37, 37):
+        y = rng.standard_normal(n).astype(np.float32)
+        assert R.argmin(dev, y, fanin=2)[1] == int(np.argmin(y))
+        assert abs(R.total(dev, y, fanin=2) - y.sum(dtype=np.float64)) <= 1e-4 * n
+    assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
+    assert abs(R.total(dev, a, fanin=2) - x.sum(dtype=np.float64)) <= 1e-5 * np.abs(x).sum()
+    a.release()

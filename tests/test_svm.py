@@ -113,29 +113,58 @@ def test_synthetic_wrapped_textures(wrap_dev):
     assert_agrees(ours, ref, Xte, Xtr)
 
 
-def test_pass_plan_matches_counter(dev, rng):
+@pytest.mark.parametrize("rb", [1, 8])
+def test_pass_plan_matches_counter(dev, rng, rb):
     X = rng.standard_normal((300, 4))
     y = (X[:, 0] + 0.3 * rng.standard_normal(300) > 0).astype(int)
     iters = set()
     for ws, fused in (("second-order", True), ("first-order", True), ("second-order", False)):
         dev.counter.reset()
-        m = SVC(device=dev, working_set=ws, fanin=4, fused_select=fused).fit(X, y)
+        m = SVC(device=dev, working_set=ws, fanin=4, fused_select=fused,
+                readback_every=rb).fit(X, y)
         snap = {k: v["passes"] for k, v in dev.counter.snapshot().items()}
         exp = plans.get_plan("svm/smo").expected(n=300, n_iter=int(m.n_iter_[0]),
-                                                  working_set=ws, fanin=4, fused=fused)
+                                                  working_set=ws, fanin=4, fused=fused,
+                                                  readback_every=rb)
         assert snap == exp
         # hard-coded counts, by hand: 300 points pad to 512 = 128 texels; fan-in 4 reduces
         # 128 -> 32 -> 8 -> 2 -> 1, so L = 4 passes per reduction. Per selection: fused
         # second-order = L (I_up/I_low pair) + 1 (objective) + L (arg-min) = 9; fused
-        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13. One selection per
-        # iteration plus the final one; one update pass per iteration; 2 init fills.
+        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13. Host step (rb = 1):
+        # one selection per iteration plus the final one; one update pass per iteration; 2
+        # init fills. Device step (rb = 8, solved inside the update pass): ceil((it + 1) / 8)
+        # * 8 iterations of selection and update; 2 init fills (G, alpha and state).
         it = int(m.n_iter_[0])
         per_sel = {("second-order", True): 9, ("first-order", True): 4,
                    ("second-order", False): 13}[(ws, fused)]
-        assert snap == {"svm/init": 2, "svm/select": per_sel * (it + 1), "svm/update": it}
+        if rb == 1:
+            assert snap == {"svm/init": 2, "svm/select": per_sel * (it + 1), "svm/update": it}
+        else:
+            runs = -(-(it + 1) // 8) * 8
+            assert snap == {"svm/init": 2, "svm/select": per_sel * runs, "svm/update": runs}
         if ws == "second-order":
             iters.add(int(m.n_iter_[0]))
     assert len(iters) == 1   # fused and separate selections pick the same pairs
+
+
+@pytest.mark.parametrize("ws", ["second-order", "first-order"])
+def test_device_step_equals_host_step(dev, ws):
+    """The step solved on the device (float32) walks the same path as the host's (float64):
+    same iterations, support vectors and, within float32 rounding, alphas and intercept; the
+    result does not depend on how often the state is read back."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::2]
+    y = y[::2]
+    host = SVC(device=dev, working_set=ws, readback_every=1).fit(X, y)
+    fits = [SVC(device=dev, working_set=ws, readback_every=k).fit(X, y) for k in (2, 7, 64)]
+    for m in fits:
+        assert m.n_iter_[0] == host.n_iter_[0]
+        np.testing.assert_array_equal(m.support_, host.support_)
+        np.testing.assert_allclose(m.dual_coef_, host.dual_coef_, atol=1e-5)
+        np.testing.assert_allclose(m.intercept_, host.intercept_, atol=1e-5)
+    for m in fits[1:]:
+        np.testing.assert_array_equal(m.dual_coef_, fits[0].dual_coef_)
+        assert m.intercept_ == fits[0].intercept_
 
 
 def test_max_iter_warns(dev, rng):
@@ -182,6 +211,8 @@ def test_bad_input(dev):
         SVC(kernel="linear", device=dev).fit(X, y)
     with pytest.raises(ValueError, match="gamma"):
         SVC(gamma=-2.0, device=dev).fit(X, y)
+    with pytest.raises(ValueError, match="readback_every"):
+        SVC(readback_every=0, device=dev).fit(X, y)
     with pytest.raises(ValueError, match="not fitted"):
         SVC(device=dev).predict(X)
     m = SVC(device=dev).fit(X, y)
@@ -221,22 +252,26 @@ def test_rbf_pair_split_past_loop_cap(capped_dev, rng):
     assert plans.get_plan("rbf/pair").total(n_features=300) == 1
 
 
-def test_svc_split_past_loop_cap_matches_sklearn(capped_dev, dev):
+@pytest.mark.parametrize("ws,rb", [("second-order", 16), ("second-order", 1),
+                                   ("first-order", 16)])
+def test_svc_split_past_loop_cap_matches_sklearn(capped_dev, dev, ws, rb):
     X, y = make_classification(n_samples=160, n_features=300, n_informative=12,
                                random_state=5)
     X = StandardScaler().fit_transform(X)
     ref = SkSVC(C=1.0, gamma="scale").fit(X, y)
     capped_dev.counter.reset()
-    ours = SVC(C=1.0, gamma="scale", device=capped_dev).fit(X, y)
+    ours = SVC(C=1.0, gamma="scale", device=capped_dev, working_set=ws,
+               readback_every=rb).fit(X, y)
     assert sorted(ours.support_) == sorted(ref.support_)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-2)
     np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-2)
     snap = {k: v["passes"] for k, v in capped_dev.counter.snapshot().items()}
     assert snap == plans.get_plan("svm/smo").expected(
         n=160, n_iter=int(ours.n_iter_[0]), n_features=300, loop_cap=16,
-        fanin=R.fanin_for(capped_dev))
+        fanin=R.fanin_for(capped_dev), working_set=ws, readback_every=rb)
     # the same fit on the uncapped device: same support vectors, fewer passes
-    plain = SVC(C=1.0, gamma="scale", device=dev).fit(X, y)
+    plain = SVC(C=1.0, gamma="scale", device=dev, working_set=ws,
+                readback_every=rb).fit(X, y)
     assert sorted(plain.support_) == sorted(ours.support_)
     assert plain.n_passes_ < ours.n_passes_
 
@@ -271,3 +306,84 @@ def test_continuous_targets_refused_and_fitted_attributes(dev, rng):
     m = SVC(device=dev).fit(X, labels)
     assert m.n_features_in_ == 3 and m.classes_.tolist() == ["cat", "dog"]
     assert set(m.predict(X)) <= {"cat", "dog"}
+
+
+# ---- device profiles ----------------------------------------------------------------------------
+PROFILES = ["geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"]
+
+
+@pytest.fixture(scope="module", params=PROFILES)
+def profile_dev(request):
+    d = sg.Device(profile=request.param)
+    yield d
+    d.release()
+
+
+def test_svc_under_profiles(profile_dev):
+    """An SVC fit under each built-in profile equals scikit-learn's, and the pass plan (given
+    the profile's loop cap and float blending) equals the counter."""
+    d = profile_dev
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::2]
+    y = y[::2]
+    ref = SkSVC(C=1.0).fit(X, y)
+    for rb in (1, 16):
+        d.counter.reset()
+        ours = SVC(C=1.0, device=d, readback_every=rb).fit(X, y)
+        assert_agrees(ours, ref, X, X)
+        snap = {k: v["passes"] for k, v in d.counter.snapshot().items()}
+        # the plan picks the fan-in from the loop cap as the solver does
+        assert snap == plans.get_plan("svm/smo").expected(
+            n=len(X), n_iter=int(ours.n_iter_[0]), n_features=X.shape[1],
+            loop_cap=d.loop_cap, readback_every=rb, float_blend=d.float_blending)
+
+
+def test_split_rbf_and_svc_without_float_blending(rng):
+    """GeForce 7800 GTX: loops stop at 255 iterations and float32 targets do not blend, so
+    1,100 features (275 texels) take two distance cuts added by ping-pong passes."""
+    d = sg.Device(profile="geforce-7800gtx")
+    assert d.loop_cap == 255 and not d.float_blending
+    try:
+        X = rng.standard_normal((70, 1100))
+        gamma = 1.0 / 1100
+        d.counter.reset()
+        kh, kl = rbf_pair(d, X, 3, 69, gamma)
+        ref = rbf_matrix_host(X, X[[3, 69]], gamma)
+        np.testing.assert_allclose(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
+        np.testing.assert_allclose(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
+        # 2 cuts + 4 ping-pong passes (the second cut's two outputs) + 1 exponential
+        assert d.counter.snapshot()["rbf"]["passes"] == 7 == plans.get_plan("rbf/pair").total(
+            n_features=1100, loop_cap=255, float_blend=False)
+        X, y = make_classification(n_samples=90, n_features=1100, n_informative=10,
+                                   random_state=2)
+        X = StandardScaler().fit_transform(X)
+        ref = SkSVC(C=1.0).fit(X, y)
+        for ws in ("second-order", "first-order"):
+            d.counter.reset()
+            ours = SVC(C=1.0, device=d, working_set=ws).fit(X, y)
+            assert sorted(ours.support_) == sorted(ref.support_)
+            np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X),
+                                       atol=1e-2)
+            snap = {k: v["passes"] for k, v in d.counter.snapshot().items()}
+            assert snap == plans.get_plan("svm/smo").expected(
+                n=90, n_iter=int(ours.n_iter_[0]), n_features=1100, loop_cap=255,
+                fanin=R.fanin_for(d), working_set=ws, readback_every=ours.readback_every,
+                float_blend=False)
+    finally:
+        d.release()
+
+
+def test_first_order_device_step_kij_from_distances(capped_dev):
+    """Loop cap 16, 40 features (10 texels): the update walks the features once within the
+    cap but not twice, so the first-order device step reads K_ij from a distance pass."""
+    X, y = make_classification(n_samples=150, n_features=40, n_informative=6, random_state=4)
+    X = StandardScaler().fit_transform(X)
+    ref = SkSVC(C=1.0).fit(X, y)
+    capped_dev.counter.reset()
+    ours = SVC(C=1.0, device=capped_dev, working_set="first-order", readback_every=8).fit(X, y)
+    assert sorted(ours.support_) == sorted(ref.support_)
+    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-2)
+    snap = {k: v["passes"] for k, v in capped_dev.counter.snapshot().items()}
+    assert snap == plans.get_plan("svm/smo").expected(
+        n=150, n_iter=int(ours.n_iter_[0]), n_features=40, loop_cap=16,
+        fanin=R.fanin_for(capped_dev), working_set="first-order", readback_every=8)

@@ -33,18 +33,42 @@ Two passes the paper does not count are labelled apart: ``"output-error"`` (one 
 modifications to the weights). For any number of layers the plan generalises (K weight
 layers): forward sum_m (L_m + 2), backprop L_2 + ... + L_K, update K N or K ceil(N/4).
 
-``"fused"``: the modern way on the same engine, loops inside the shaders: one pass per layer
-forward (the last one also writes the output error, two render targets), one per layer
-backward, two per weight layer for the update (partial sums over chunks of training vectors,
-then a pass that adds them and applies the step). 4K - 1 passes per step (7 for three layers),
-independent of N and of the layer widths.
+``"fused"``: the modern way on the same engine, loops inside the shaders, the products
+register-tiled like SGEMM's 8x4 micro-tile (the step shared through
+``shaders/ops/product/tile.glsl``): a fragment computes R (1, 4 or 8, within the device's
+render targets; :func:`tile_rows`) rows x 4 columns through R render targets, reusing each
+fetched texel R or 4 times. The weights live column-packed (4 consecutive inputs of a neuron
+per texel: the operand layout of the forward product). Per weight layer:
+
+* forward: one direct pass (fewer than 8 inputs, or R = 1: the loop computes and applies f),
+  or the tiled product of W^T A into R targets and one pass gathering them and applying f
+  (the output layer's gather also writes the output error, two render targets);
+* error backpropagation: one direct pass (four or fewer upper neurons), or the tiled product
+  of W D' into R targets and one pass gathering them times a (1 - a);
+* update: one tiled pass of partial gradient sums over chunks of training vectors, written in
+  the weights' layout, and one pass adding them and applying the step.
+
+Two passes are saved where the data allow: the first hidden layer's errors feed only the first
+gradient, so with at most four neurons above it they are made inside that gradient (no
+backprop pass into it); and a first hidden layer over at most three inputs (the paper's
+networks) is not stored at all: the output layer's forward product and both gradients make its
+activations again from the inputs (one fetch per row, as reading it would cost). So a step takes
+4K - 3 to 6K - 2 passes (K >= 2; 5 for the paper's 2-64-1, 10 for 64-256-10), independent
+of N.
 
 Loop budget: every kernel with a loop declares it (``loop=`` or a ``Split``), so a layer wider
 than the device's loop cap (llvmpipe stops a fragment's loops after 65,535 iterations) is never
-silently truncated. Backprop, apply and loss loops are linear in their sum and are cut by the
-engine over blended passes; a forward layer whose inputs exceed the cap runs as blended
-partial sums of W^T A (``FWD_SUM``) followed by one pass applying f. Only then does a step take
-more than 4K - 1 passes; :func:`fused_phases` (``loop_cap=``) gives the exact count.
+silently truncated. The tiled products, apply and loss loops are linear in their sum and are cut
+by the engine over accumulating passes; a direct forward layer whose inputs exceed the cap runs
+as the tiled product (R = 1) cut the same way, then the gather pass applying f.
+:func:`fused_phases` gives the exact count.
+
+Device profiles (``Device(profile=...)``, e.g. the paper's GeForce 7800 GTX): both schedules
+adapt instead of failing. Accumulation goes through ``accumulate="add"``, which the engine turns
+into ping-pong passes (draw into a temporary, combine, copy back: 1 + 2 per output) where the
+device has no float32 blending; tiles use at most the profile's draw buffers; loops are cut at
+its loop cap; arrays wrap at its texture size. :func:`paper_phases` and :func:`fused_phases`
+take ``profile=`` (or ``device=``), so the plan equals the counter under every profile.
 """
 from __future__ import annotations
 
@@ -59,6 +83,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..engine import validation as val
 from ..engine.errors import LoopBudgetError
 from ..engine.kernels import In, Split, declare
+from ..engine.layout import DEFAULT_MAX_SIZE, Layout
 from ..engine.plans import PassPlan, register_plan
 
 SCHEDULES = ("paper", "fused")
@@ -90,7 +115,14 @@ def _rows(p):
     return In(packed=p, order="row")
 
 
-# fused schedule
+def _rows_or_buffer(p):
+    """The input layer as a product operand: the texture, or (packed) its buffer copy."""
+    return In(packed=p, order="row", buffer="either" if p else False)
+
+
+# fused schedule, direct kernels (one output texel per fragment; any layout of W): the
+# forward pass of weights kept unpacked (a paper-schedule net's probe) and the error
+# backpropagation of a thin upper layer (four or fewer neurons: nothing to reuse)
 FWD = _pair("fused_forward.frag", "forward", lambda p: {"W": In(), "A": _rows(p)},
             defines={"OUTPUT_LAYER": 0}, loop=lambda a: a.A.rows, hint=_HINT)
 FWD_OUT = _pair("fused_forward.frag", "forward-output",
@@ -107,12 +139,112 @@ ACT_OUT = _pair("fused_activate.frag", "activate-output",
 BACKPROP = _pair("fused_backprop.frag", "backprop",
                  lambda p: {"W": In(), "DUP": _rows(p), "A": In(like="OUT")},
                  split=Split("k", length=lambda a: a.W.cols))
-PARTIAL = _pair("fused_partial.frag", "update-partial", lambda p: {"D": _rows(p), "A": _rows(p)},
-                uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"])
-APPLY = declare("algorithms/backprop/fused_apply.frag", inputs={"W": In(), "P": In()},
-                uniforms={"eta": "float"}, defines={"PACKED": 0},
-                split=Split("s", length=lambda a: a.P.rows // a.W.rows),
-                name="backprop/apply")
+
+# fused schedule, register-tiled products (shaders/ops/product/tile.glsl, SGEMM's micro-tile):
+# TILE_ROWS (R) outputs per fragment through R render targets, four per texel, every fetched
+# texel reused R or 4 times. The fused schedule keeps its weights column-packed
+# (texel (j, q) = W[4q .. 4q+3][j]), the "A" operand of the forward product as it lies.
+TILE_ROWS = (1, 4, 8)
+# the weights as a product operand: the column-packed texture, or a buffer mirror of it (the
+# same texels: W^T packed by rows), which a software rasteriser fetches faster
+_WOP = In(buffer="either", packed=True)
+
+
+def _neurons(lay) -> int:
+    """Neurons (columns of W) of a weight operand's layout: texture or buffer mirror."""
+    return lay.rows if getattr(lay, "kind", ("",))[0] == "buffer" else lay.cols
+
+
+def _quads(n) -> int:
+    return -(-int(n) // 4)
+
+
+def _prows(R, p=True):
+    return {f"P{t}": In(packed=p, order="row") for t in range(R)}
+
+
+def _tiled(file, name, inputs, rows=TILE_ROWS, packings=(True, False), **kw):
+    """``{R: {packed: kernel}}`` (or ``{R: kernel}`` with ``packings=None``)."""
+    out = {}
+    for R in rows:
+        per = {}
+        for p in (packings or (False,)):
+            defines = dict(kw.get("defines", {}), TILE_ROWS=R, PACKED=int(p))
+            args = {k: v for k, v in kw.items() if k not in ("defines", "outputs")}
+            if callable(args.get("split")):
+                args["split"] = args["split"](R)
+            outputs = kw.get("outputs", R)
+            outputs = outputs(R) if callable(outputs) else outputs
+            suffix = "" if packings is None else "-packed" if p else "-unpacked"
+            per[p] = declare(f"algorithms/backprop/{file}", inputs=inputs(p, R),
+                             outputs=outputs, defines=defines,
+                             name=f"backprop/{name}{R}{suffix}", **args)
+        out[R] = per if packings else per[False]
+    return out
+
+
+def _b_rows(a) -> int:
+    """Rows of the forward product's B operand: A, or the recomputed layer over X (WL)."""
+    return _neurons(a.WL) + 1 if hasattr(a, "WL") else a.A.rows
+
+
+def _fwd_inputs(rc, last):
+    def inputs(p, R):
+        ins = ({"W": _WOP, "X": _rows_or_buffer(p), "WL": _WOP} if rc else
+               {"W": _WOP, "A": _rows_or_buffer(p)})
+        return dict(ins, T=In(like="OUT")) if last else ins
+    return inputs
+
+
+# rc: the layer multiplied is recomputed from the one below it (X, WL) instead of read
+FWD_TILE = {rc: _tiled("tile_forward.frag", "forward-tile" + ("-rc" if rc else ""),
+                       _fwd_inputs(rc, False),
+                       defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": int(rc)},
+                       split=Split("q", length=lambda a: _quads(_b_rows(a))))
+            for rc in (False, True)}
+FWD_DIRECT = {(last, rc): _tiled("tile_forward.frag", "forward-direct"
+                                 + ("-output" if last else "") + ("-rc" if rc else ""),
+                                 _fwd_inputs(rc, last), rows=(1,),
+                                 outputs=("OUT", "DELTA") if last else ("OUT",),
+                                 defines={"ACTIVATE": 1, "OUTPUT_LAYER": int(last),
+                                          "RECOMPUTE": int(rc)},
+                                 loop=lambda a: _quads(_b_rows(a)), hint=_HINT)[1]
+              for last in (False, True) for rc in (False, True)}
+TACT = {last: _tiled("tile_activate.frag", "activate-tile" + ("-output" if last else ""),
+                     (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
+                     (lambda p, R: _prows(R, p)),
+                     outputs=("OUT", "DELTA") if last else ("OUT",),
+                     defines={"OUTPUT_LAYER": int(last)})
+        for last in (False, True)}
+BP_TILE = _tiled("tile_backprop.frag", "backprop-tile",
+                 lambda p, R: {"W": _WOP, "DUP": _rows(p)}, rows=(4, 8),
+                 split=Split("q", length=lambda a: _quads(_neurons(a.W))))
+TDELTA = _tiled("tile_delta.frag", "delta-tile", lambda p, R: dict(_prows(R, p), A=In(like="OUT")),
+                rows=(4, 8), outputs=("OUT",))
+PART_TILE = {rc: _tiled("tile_partial.frag", "update-tile" + ("-rc" if rc else ""),
+                        (lambda p, R: {"D": _rows(p), "X": _rows_or_buffer(p), "WL": _WOP})
+                        if rc else (lambda p, R: {"D": _rows(p), "A": _rows_or_buffer(p)}),
+                        uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
+                        defines={"FUSED_DELTA": 0, "RECOMPUTE": int(rc)})
+             for rc in (False, True)}
+# the first weight layer's gradient when the layer above the hidden one has at most four
+# neurons: its errors are made inside the partial sums instead of by a pass of their own
+# (rc: and the hidden layer's activations too, from the inputs and the first weights)
+PART_FUSED = {rc: _tiled("tile_partial.frag", "update-fused-tile" + ("-rc" if rc else ""),
+                         (lambda p, R: {"A": _rows_or_buffer(p), "DUP": _rows(p), "WU": In(),
+                                        "WL": _WOP})
+                         if rc else
+                         (lambda p, R: {"A": _rows_or_buffer(p), "AH": _rows(p), "DUP": _rows(p),
+                                        "WU": In()}),
+                         uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
+                         defines={"FUSED_DELTA": 1, "RECOMPUTE": int(rc)})
+              for rc in (False, True)}
+FUSE_MAX_UP = 4         # widest upper layer whose errors the first gradient makes itself
+TAPPLY = _tiled("tile_apply.frag", "apply-tile", lambda p, R: dict(_prows(R), W=In(like="OUT")),
+                packings=None, outputs=("OUT",), uniforms={"eta": "float"},
+                split=lambda R: Split("s", length=lambda a: a.P0.rows // -(-a.W.cols // R)))
+
+
 # paper schedule
 FWD_ACCUM = _pair("fwd_accum.frag", "forward-accumulate", lambda p: {"W": In(), "A": _rows(p)},
                   uniforms={"i": "int"})
@@ -159,6 +291,116 @@ def _slices(kernel, loop_cap, uniforms=None, **shapes) -> int:
     return max(1, len(kernel.slices(lays, uniforms or {}, {}, loop_cap)))
 
 
+# ---- the limits a schedule adapts to -----------------------------------------------------------
+def limits(device=None, profile=None, loop_cap=None, software=False,
+           max_texture_size=None) -> SimpleNamespace:
+    """What the schedules adapt to: ``loop_cap`` (None for none), ``max_outputs`` (render
+    targets per pass), ``float_blending`` (accumulation by blending; without it every
+    accumulating pass becomes ping-pong passes), ``max_texture_size`` (arrays wrap past it)
+    and ``software`` (a software rasteriser, which runs a gather pass's branches masked: the
+    fused forward gathers one render target per pass there). From a device (its profile and
+    the real context), else from a profile (name, path or Profile; None: native),
+    ``loop_cap``, ``software`` and ``max_texture_size``."""
+    if device is not None:
+        return SimpleNamespace(loop_cap=device.loop_cap, max_outputs=int(device.max_outputs),
+                               float_blending=bool(device.float_blending),
+                               max_texture_size=int(device.max_texture_size),
+                               software=bool(device.is_software))
+    from ..engine.profiles import load
+    lim = load(profile).limits
+    caps = [int(c) for c in (loop_cap, lim.get("loop_cap")) if c is not None]
+    sizes = [int(c) for c in (max_texture_size, lim.get("max_texture_size")) if c is not None]
+    return SimpleNamespace(loop_cap=min(caps) if caps else None,
+                           max_outputs=min(8, lim.get("max_draw_buffers") or 8),
+                           float_blending=lim.get("float32_blend") is not False,
+                           max_texture_size=min(sizes) if sizes else DEFAULT_MAX_SIZE,
+                           software=bool(software))
+
+
+def _gather_passes(lim, R: int, n_out: int, out_layout, last: bool = False) -> int:
+    """Passes gathering a forward product's R targets into layer ``out_layout``: one, or on a
+    software rasteriser (a hidden layer, unwrapped) one per non-empty target, each over the
+    rows that target holds (a plain copy with f instead of R masked fetches per texel)."""
+    if not lim.software or R == 1 or last or out_layout.wrapped:
+        return 1
+    h = -(-int(n_out) // R)
+    return -(-int(n_out) // h)
+
+
+def _acc(lim, n_outputs: int) -> int:
+    """Passes one accumulating pass draws: 1 by blending, else 1 + 2 per output (ping-pong:
+    draw into temporaries, combine, copy back; ``Device.accumulate_passes``)."""
+    return 1 if lim.float_blending else 1 + 2 * int(n_outputs)
+
+
+def _split_passes(kernel, lim, n_outputs, uniforms=None, **shapes) -> int:
+    """Passes of a split kernel: its first slice writes, the others accumulate."""
+    n = _slices(kernel, lim.loop_cap, uniforms, **shapes)
+    return 1 + (n - 1) * _acc(lim, n_outputs)
+
+
+def tile_rows(max_outputs: int, rows: int) -> int:
+    """Rows R of the register tile (render targets) for a product with ``rows`` output rows:
+    the R in (1, 4, 8) within ``max_outputs`` that needs the fewest fetches per K-quad over all
+    rows, ceil(rows / R) (R + 4), counting a quarter fetch per row computed (the rows past
+    ``rows`` are wasted multiply-adds: 10 rows take R = 4, three tiles, not two of 8)."""
+    best, cost = 1, 5.25 * int(rows)
+    for R in (4, 8):
+        if R <= max_outputs:
+            t = -(-int(rows) // R)
+            c = t * (R + 4) + 0.25 * t * R
+            if c <= cost:
+                best, cost = R, c
+    return best
+
+
+def _product_rows(max_outputs: int, rows: int, quads: int, direct: float) -> int:
+    """R for a product with ``rows`` output rows over ``quads`` K-quads, by fetches per
+    column texel, counting a fragment as FRAGMENT_COST fetches: the direct kernel (R = 1, no
+    gather pass) costs ``direct`` per row and K-quad; a tile of R rows ceil(rows / R) quads
+    (R + 4 + R / 4: a quarter fetch per row computed) and the gather pass R + 1 per row (it
+    reads every target where a rasteriser runs its branches masked)."""
+    F = FRAGMENT_COST
+    best, cost = 1, rows * (direct * quads + F)
+    for R in (4, 8):
+        if R <= max_outputs:
+            c = -(-rows // R) * (quads * (1.25 * R + 4) + F) + rows * (R + 1 + F)
+            if c < cost:
+                best, cost = R, c
+    return best
+
+
+FRAGMENT_COST = 4
+
+
+def _fwd_rows(lim, n_in: int, n_out: int) -> int:
+    """Tile rows of the forward product of a layer with ``n_in`` inputs (threshold included):
+    1 for the direct kernel (a W texel and four A texels per K-quad)."""
+    return _product_rows(lim.max_outputs, n_out, _quads(n_in), 5)
+
+
+def _fused_delta(L) -> bool:
+    """Whether the fused schedule makes the first hidden layer's errors inside the first
+    layer's gradient (no backprop pass into it): they feed nothing else, and the layer above
+    has at most FUSE_MAX_UP neurons (one K-quad)."""
+    return len(L) > 2 and L[2] <= FUSE_MAX_UP
+
+
+def _recompute(L) -> bool:
+    """Whether the fused schedule never stores the first hidden layer: over at most three
+    inputs (one K-quad with the threshold), each consumer (the next forward product, the
+    gradients) makes it again from the inputs and the first weights, one fetch per row as
+    reading it would cost; with its errors already made inside the first gradient
+    (:func:`_fused_delta`), that saves the passes writing both."""
+    return _fused_delta(L) and L[0] + 1 <= 4
+
+
+def _bp_rows(lim, n_up: int, n_low: int) -> int:
+    """Tile rows of the error backpropagation from ``n_up`` neurons to ``n_low`` rows (1: the
+    direct kernel, a W element and a Dup texel per upper neuron)."""
+    return _product_rows(lim.max_outputs, n_low, _quads(n_up), 8)
+
+
 # ---- pass plans ----------------------------------------------------------------------------
 def _sizes_arg(sizes=None, MI=None, MH=None, MO=None):
     if sizes is None:
@@ -168,42 +410,81 @@ def _sizes_arg(sizes=None, MI=None, MH=None, MO=None):
 
 
 def paper_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
-                 loop_cap=None) -> dict:
-    """Expected passes per phase label for one learning step of the paper schedule (its
-    kernels have no loops, so the loop cap changes nothing)."""
+                 loop_cap=None, profile=None, device=None, software=False,
+                 max_texture_size=None) -> dict:
+    """Expected passes per phase label for one learning step of the paper schedule.
+
+    Its kernels have no loops, so the loop cap changes nothing; without float blending
+    (``profile``/``device``: e.g. the GeForce 7800 GTX) every accumulating pass is drawn as
+    1 + 2 ping-pong passes, so forward, backprop and update triple (less their first pass)."""
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
+    lim = limits(device, profile, loop_cap, software, max_texture_size)
+    acc = _acc(lim, 1)
     per_layer = _grid_w(N, packed)
-    return {"forward": sum(L[m] + 2 for m in range(K)),
-            "backprop": sum(L[m + 1] for m in range(1, K)),
-            "update": K * per_layer,
+    return {"forward": sum(1 + L[m] * acc + 1 for m in range(K)),
+            "backprop": sum(1 + (L[m + 1] - 1) * acc for m in range(1, K)),
+            "update": K * (1 + (per_layer - 1) * acc),
             "output-error": 1,
             "apply": K}
 
 
 def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
-                 loop_cap=None) -> dict:
+                 loop_cap=None, profile=None, device=None, software=False,
+                 max_texture_size=None) -> dict:
     """Expected passes per phase label for one learning step of the fused schedule.
 
-    4K - 1 passes when every loop fits the device's loop cap (``loop_cap``: None for none);
-    a layer wider than the cap adds the passes the engine cuts its loop into (forward: a
-    blended partial-sum pass per slice, then one activation pass).
+    Per weight layer: forward 1 pass (a thin layer: the direct kernel computes and applies f)
+    or 2 (the register-tiled product into R render targets, then a pass gathering them and
+    applying f); backprop 1 (direct) or 2 (tiled product, then the pass multiplying by
+    a (1 - a)); update 1 (tiled partial sums) and apply 1. A loop longer than the device's loop
+    cap (``loop_cap``, or the profile's / device's) adds the passes the engine cuts it into;
+    each of them is 1 + 2R ping-pong passes where the device has no float blending. Limits
+    come from ``device``, else from ``profile`` and ``loop_cap``.
     """
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
-    cap = loop_cap
+    lim = limits(device, profile, loop_cap, software, max_texture_size)
+    cap = lim.loop_cap
     gw = _grid_w(N, packed)
     nchunk = -(-gw // update_chunk(gw, cap))
-    fwd = 0
+    fwd = bwd = app = 0
+    rc = _recompute(L)
     for m in range(K):
-        if cap is None or L[m] + 1 <= cap:
+        R = _fwd_rows(lim, L[m] + 1, L[m + 1])
+        if rc and m == 0:
+            pass                             # the first hidden layer is never stored
+        elif R == 1 and (cap is None or _quads(L[m] + 1) <= cap):
             fwd += 1
         else:
-            fwd += _slices(FWD_SUM[True], cap, A=(L[m] + 1, N)) + 1
-    bwd = sum(_slices(BACKPROP[True], cap, W=(L[m] + 1, L[m + 1])) for m in range(1, K))
-    app = sum(_slices(APPLY, cap, W=(L[m] + 1, L[m + 1]), P=((L[m] + 1) * nchunk, L[m + 1]))
-              for m in range(K))
-    return {"forward": fwd, "backprop": bwd, "update": K, "apply": app}
+            out = (_squarish_layout(lim.max_texture_size, L[m + 1] + 1, N, packed) if m == K - 1
+                   else Layout(L[m + 1] + 1, int(N), packed, "row", lim.max_texture_size))
+            fwd += _split_passes(FWD_TILE[False][R][True], lim, R, A=(L[m] + 1, N)) + \
+                _gather_passes(lim, R, L[m + 1], out, m == K - 1)
+        Rg = tile_rows(lim.max_outputs, L[m + 1])
+        app += _split_passes(TAPPLY[Rg], lim, 1, W=(L[m] + 1, L[m + 1]),
+                             P0=(nchunk * -(-L[m + 1] // Rg), L[m] + 1))
+    for m in range(2 if _fused_delta(L) else 1, K):
+        R = _bp_rows(lim, L[m + 1], L[m] + 1)
+        if R == 1:
+            bwd += _split_passes(BACKPROP[True], lim, 1, W=(L[m] + 1, L[m + 1]))
+        else:
+            bwd += _split_passes(BP_TILE[R][True], lim, R, W=(L[m] + 1, L[m + 1])) + 1
+    out = {"forward": fwd, "backprop": bwd, "update": K, "apply": app}
+    return {k: v for k, v in out.items() if v}
+
+
+def step_flops(sizes) -> int:
+    """Floating-point operations of the products in one learning step per training vector
+    (2 per multiply-add): forward (L_m + 1) L_{m+1}, error backpropagation L_m L_{m+1}
+    (m >= 1) and gradient (L_m + 1) L_{m+1} per weight layer."""
+    L = _sizes_arg(sizes)
+    f = 0
+    for m in range(len(L) - 1):
+        f += 2 * 2 * (L[m] + 1) * L[m + 1]
+        if m > 0:
+            f += 2 * L[m] * L[m + 1]
+    return f
 
 
 def paper_formula_total(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None) -> int:
@@ -214,23 +495,26 @@ def paper_formula_total(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None)
 
 PLAN_PAPER_UNPACKED = register_plan(PassPlan(
     name="backprop/paper-unpacked", formula="MI + MH + MO + 2N + 4",
-    phases=lambda **kw: paper_phases(packed=False, **kw),
+    phases=lambda packed=False, **kw: paper_phases(packed=False, **kw),
     notes="forward MI+MH+4, backprop MO, update 2N; plus output-error 1 and apply 2 "
           "(not counted by the paper)",
-    params=("sizes", "N")))
+    params=("sizes", "N", "loop_cap", "profile", "software", "max_texture_size")))
 PLAN_PAPER_PACKED = register_plan(PassPlan(
     name="backprop/paper-packed", formula="MI + MH + MO + N/2 + 4",
-    phases=lambda **kw: paper_phases(packed=True, **kw),
+    phases=lambda packed=True, **kw: paper_phases(packed=True, **kw),
     notes="update takes ceil(N/4) passes per weight layer (N/2 when 4 divides N); plus "
           "output-error 1 and apply 2 (not counted by the paper)",
-    params=("sizes", "N")))
+    params=("sizes", "N", "loop_cap", "profile", "software", "max_texture_size")))
 PLAN_FUSED = register_plan(PassPlan(
-    name="backprop/fused", formula="4K - 1 (7 for three layers)",
+    name="backprop/fused", formula="4K - 3 to 6K - 2 (5 to 10 for three layers)",
     phases=lambda **kw: fused_phases(**kw),
-    notes="forward K (the last also writes the output error), backprop K-1, update K "
-          "(partial sums) + apply K; independent of N and of the widths while every loop fits "
-          "the device's loop cap (loop_cap=: wider layers add the split passes)",
-    params=("sizes", "N", "packed", "loop_cap")))
+    notes="per weight layer: forward 1 (direct) or 2 (register-tiled product + gather/f), "
+          "backprop 1 or 2 (tiled product + a(1-a)), update 1 (tiled partial sums), apply 1; "
+          "no backprop pass into the first hidden layer under an upper layer of <= 4 neurons, "
+          "no forward pass for a first hidden layer over <= 3 inputs (both made inside the "
+          "consumers); independent of N while every loop fits the loop cap (loop_cap=, "
+          "profile=: split loops add passes, ping-pong accumulation without float blending)",
+    params=("sizes", "N", "packed", "loop_cap", "profile", "software", "max_texture_size")))
 
 
 def plan_for(schedule: str, packed: bool) -> PassPlan:
@@ -305,7 +589,8 @@ def init_weights(sizes, seed=0) -> list:
 
 # ---- the float64 numpy reference of the same equations ------------------------------------------
 def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
+    with np.errstate(over="ignore"):        # exp(-x) = inf for x << 0: sigmoid 0, as wanted
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 def numpy_forward(weights, X):
@@ -349,24 +634,132 @@ class NumpyMLP:
             self.weights, self.last_loss = numpy_step(self.weights, self.X, self.T, self.lr)
 
 
-# ---- forward passes shared by the trainer, the probe and device_forward ----------------------
-def _forward_passes(dev, packed, W, A, out, T=None, D=None, keep=None) -> list:
-    """Prepared passes computing layer ``out`` = f(W^T A) (and, with targets T, the output
-    error D): one fused pass, or, when the layer's inputs exceed the device's loop cap, the
-    blended partial-sum passes of FWD_SUM and one activation pass."""
-    ins = {"W": W, "A": A}
-    if T is None:
-        k1, k2, outs, extra = FWD[packed], ACT[packed], out, {}
-    else:
-        k1, k2 = FWD_OUT[packed], ACT_OUT[packed]
-        outs, extra = {"OUT": out, "DELTA": D}, {"T": T}
-    if _fits(dev, k1, dict(ins, **extra), outs):
-        return [dev.prepare(k1, outs, inputs=dict(ins, **extra))]
-    Z = dev.alloc(out.layout)
+# ---- passes shared by the trainer, the probe and device_forward ------------------------------
+def _col_packed(W) -> bool:
+    """Weights in the fused schedule's operand layout (column-packed, or its buffer mirror)."""
+    lay = W.layout
+    return lay.kind[0] == "buffer" or (lay.packed and lay.order == "col")
+
+
+def _wshape(W) -> tuple:
+    """(inputs + 1, neurons) of weights W: a texture or its buffer mirror."""
+    lay = W.layout
+    return (lay.cols, lay.rows) if lay.kind[0] == "buffer" else tuple(W.shape)
+
+
+class _Mirror:
+    """A buffer copy of a column-packed weight texture (same texels in the same order),
+    refreshed on the device after each update: the products' weight operand where buffer
+    textures exist (``Device.buffer_textures``)."""
+
+    def __init__(self, dev, W):
+        from ..engine.glraw import BufferArray
+        from ..engine.layout import BufferLayout
+        n_in, n_out = W.shape
+        self.W = W
+        self.buf = BufferArray(dev, BufferLayout(n_out, n_in),
+                               dev.ctx.buffer(reserve=W.layout.nbytes))
+        self.refresh()
+
+    def refresh(self):
+        self.W.texture.read_into(self.buf.buffer, alignment=4)
+
+    @staticmethod
+    def usable(dev, W) -> bool:
+        return bool(dev.buffer_textures) and W.layout.n_texels <= _max_buffer(dev)
+
+
+def _max_buffer(dev) -> int:
+    from ..engine.glraw import max_texture_buffer_size
+    return max_texture_buffer_size(dev)
+
+
+
+def _squarish(dev, rows: int, cols: int, packed: bool = True):
+    """Layout of a temporary (rows x cols): as usual, or wrapped into a squarer texture when
+    the usual one would be a thin strip (a 1-texel-wide column of partial sums leaves most
+    lanes of a rasteriser's pixel blocks idle)."""
+    return _squarish_layout(dev.max_texture_size, rows, cols, packed)
+
+
+def _squarish_layout(max_size: int, rows: int, cols: int, packed: bool = True) -> Layout:
+    lay = Layout(int(rows), int(cols), packed, "row", max_size)
+    n = lay.n_texels
+    if min(lay.tex_size) >= 16 or n <= 4096:
+        return lay
+    side = min(max_size, max(64, 1 << math.ceil(math.log2(math.sqrt(n)))))
+    return Layout(int(rows), int(cols), packed, "row", side)
+
+
+def _temps(dev, R, shape, packed, keep):
+    out = [dev.alloc(dev.layout(shape, packed, "row"), shape) for _ in range(R)]
     if keep is not None:
-        keep.append(Z)
-    return [dev.prepare(FWD_SUM[packed], Z, inputs=ins),
-            dev.prepare(k2, outs, inputs=dict(extra, Z=Z))]
+        keep.extend(out)
+    return out
+
+
+def _forward_passes(dev, packed, W, A, out, T=None, D=None, keep=None, below=None) -> list:
+    """Prepared passes computing layer ``out`` = f(W^T A) (and, with targets T, the output
+    error D).
+
+    Weights column-packed (the fused schedule): a thin layer (R = 1, :func:`_fwd_rows`) runs
+    the direct kernel, one pass; otherwise the register-tiled product writes Z into R render
+    targets (its K-quad loop cut over accumulating passes if it exceeds the loop cap) and one
+    pass gathers them and applies f. ``below`` = (X, WL): A is not stored but made from X and
+    WL (:func:`_recompute`; A is then None). Other weights (a paper-schedule net's probe): one
+    fused pass, or the blended partial sums of FWD_SUM and one activation pass past the cap."""
+    last = T is not None
+    outs = {"OUT": out, "DELTA": D} if last else out
+    extra = {"T": T} if last else {}
+    if not _col_packed(W):
+        ins = {"W": W, "A": A}
+        k1, k2 = (FWD_OUT[packed], ACT_OUT[packed]) if last else (FWD[packed], ACT[packed])
+        if _fits(dev, k1, dict(ins, **extra), outs):
+            return [dev.prepare(k1, outs, inputs=dict(ins, **extra))]
+        Z = dev.alloc(out.layout)
+        if keep is not None:
+            keep.append(Z)
+        return [dev.prepare(FWD_SUM[packed], Z, inputs=ins),
+                dev.prepare(k2, outs, inputs=dict(extra, Z=Z))]
+    lim = limits(device=dev)
+    n_in, n_out = _wshape(W)
+    R = _fwd_rows(lim, n_in, n_out)
+    rc = below is not None
+    ins = {"W": W, "X": below[0], "WL": below[1]} if rc else {"W": W, "A": A}
+    n = out.shape[1]                     # training vectors
+    if R == 1 and _fits(dev, FWD_DIRECT[last, rc][packed], dict(ins, **extra), outs):
+        return [dev.prepare(FWD_DIRECT[last, rc][packed], outs, inputs=dict(ins, **extra))]
+    Z = _temps(dev, R, (-(-n_out // R), n), packed, keep)
+    first = dev.prepare(FWD_TILE[rc][R][packed], Z, inputs=ins)
+    gathers = _gather_passes(lim, R, n_out, out.layout, last)
+    if gathers > 1:         # one pass per target, over the rows it holds (row 0 in the first)
+        h = -(-n_out // R)
+        ps = [first]
+        for t in range(gathers):
+            y0, y1 = (0 if t == 0 else 1 + t * h), min(1 + (t + 1) * h, n_out + 1)
+            ps.append(dev.prepare(TACT[last][1][packed], outs, inputs=dict(extra, P0=Z[t]),
+                                  rect=(0, y0, out.layout.tex_w, y1 - y0)))
+        return ps
+    return [first,
+            dev.prepare(TACT[last][R][packed], outs,
+                        inputs=dict(extra, **{f"P{t}": z for t, z in enumerate(Z)}))]
+
+
+def _backprop_passes(dev, packed, W, DUP, A, out, keep=None, Wop=None) -> list:
+    """Prepared passes computing the errors ``out`` of the layer below W: the direct kernel
+    for four or fewer upper neurons, else the register-tiled product into R render targets
+    and one pass gathering them times a (1 - a). ``Wop``: W's buffer mirror for the tiled
+    product (default W)."""
+    lim = limits(device=dev)
+    n_low, n_up = _wshape(W)
+    R = _bp_rows(lim, n_up, n_low)
+    if R == 1:
+        return [dev.prepare(BACKPROP[packed], out, inputs={"W": W, "DUP": DUP, "A": A})]
+    S = _temps(dev, R, (-(-n_low // R), A.shape[1]), packed, keep)
+    return [dev.prepare(BP_TILE[R][packed], S, inputs={"W": W if Wop is None else Wop,
+                                                       "DUP": DUP}),
+            dev.prepare(TDELTA[R][packed], out,
+                        inputs=dict(A=A, **{f"P{t}": x for t, x in enumerate(S)}))]
 
 
 # ---- the device trainer ------------------------------------------------------------------------
@@ -403,11 +796,20 @@ class BackpropNet:
         weights = _check_weights(weights, "weights", sizes=L)
         self._arrays = []
         self.A = [self._array(np.vstack([np.ones((1, N)), X.T]))]
-        self.A += [self._empty((L[m] + 1, N)) for m in range(1, K + 1)]
-        self.D = [None] + [self._empty((L[m] + 1, N)) for m in range(1, K + 1)]
-        self.T = self._array(np.vstack([np.zeros((1, N)), T.T]))
-        self.W = [[self._array(w, packed=False) for w in weights],
-                  [self._empty(np.shape(w), packed=False) for w in weights]]
+        self.A += [self._empty((L[m] + 1, N)) for m in range(1, K)]
+        self.D = [None] + [self._empty((L[m] + 1, N)) for m in range(1, K)]
+        # the output layer: a thin strip of texels (few outputs, many training vectors) is
+        # wrapped into a squarer texture for the fused schedule, whose kernels loop per fragment
+        out_lay = (_squarish(dev, L[K] + 1, N, p) if self.schedule == "fused"
+                   else dev.layout((L[K] + 1, N), p, "row"))
+        self.A.append(self._track(dev.alloc(out_lay)))
+        self.D.append(self._track(dev.alloc(out_lay)))
+        self.T = self._track(dev.alloc(out_lay).set(np.vstack([np.zeros((1, N)), T.T])))
+        # the paper's layout: one weight per texel; the fused schedule's: column-packed (the
+        # operand layout of its register-tiled products)
+        wl = dict(packed=False) if self.schedule == "paper" else dict(packed=True, order="col")
+        self.W = [[self._array(w, **wl) for w in weights],
+                  [self._empty(np.shape(w), **wl) for w in weights]]
         self.parity = 0
         self.steps_done = 0
         gw = self.A[0].layout.grid_w            # training-vector texels per row
@@ -422,13 +824,17 @@ class BackpropNet:
             self._build_fused()
 
     # -- arrays
-    def _array(self, x, packed=None):
-        a = self.dev.array(x, packed=self.packed if packed is None else packed)
+    def _track(self, a):
         self._arrays.append(a)
         return a
 
-    def _empty(self, shape, packed=None):
-        a = self.dev.empty(shape, packed=self.packed if packed is None else packed)
+    def _array(self, x, packed=None, order="row"):
+        a = self.dev.array(x, packed=self.packed if packed is None else packed, order=order)
+        self._arrays.append(a)
+        return a
+
+    def _empty(self, shape, packed=None, order="row"):
+        a = self.dev.empty(shape, packed=self.packed if packed is None else packed, order=order)
         self._arrays.append(a)
         return a
 
@@ -444,7 +850,7 @@ class BackpropNet:
             for m in range(K):
                 io = {"W": W[m], "A": A[m]}
                 first = dev.prepare(FWD_ACCUM[p], self.Z[m + 1], inputs=io, uniforms={"i": 0})
-                rest = dev.prepare(FWD_ACCUM[p], self.Z[m + 1], inputs=io, blend=True)
+                rest = dev.prepare(FWD_ACCUM[p], self.Z[m + 1], inputs=io, accumulate="add")
                 act = dev.prepare(ACTIVATE[p], A[m + 1], inputs={"Z": self.Z[m + 1]})
                 ops.append(("forward", [(first, None, None), (rest, "i", range(1, L[m] + 1)),
                                         (act, None, None)]))
@@ -456,13 +862,13 @@ class BackpropNet:
                 first = dev.prepare(UPDATE_ACCUM[p], self.dW[m], inputs=io,
                                     uniforms=dict(u, b=0))
                 rest = dev.prepare(UPDATE_ACCUM[p], self.dW[m], inputs=io, uniforms=u,
-                                   blend=True)
+                                   accumulate="add")
                 ops.append(("update", [(first, None, None),
                                        (rest, "b", range(1, self.grid_w))]))
                 if m > 0:
                     io = {"W": W[m], "DUP": D[m + 1], "A": A[m]}
                     first = dev.prepare(BP_ACCUM[p], D[m], inputs=io, uniforms={"k": 0})
-                    rest = dev.prepare(BP_ACCUM[p], D[m], inputs=io, blend=True)
+                    rest = dev.prepare(BP_ACCUM[p], D[m], inputs=io, accumulate="add")
                     ops.append(("backprop", [(first, None, None),
                                              (rest, "k", range(1, L[m + 1]))]))
             from ..engine.builtin import SAXPY
@@ -473,25 +879,63 @@ class BackpropNet:
 
     def _build_fused(self):
         dev, L, K, A, D, p = self.dev, self.sizes, self.K, self.A, self.D, self.packed
+        lim = limits(device=dev)
         chunk = update_chunk(self.grid_w, dev.loop_cap)
         nchunk = -(-self.grid_w // chunk)
-        self.P = [self._empty(((L[m] + 1) * nchunk, L[m + 1]), packed=False) for m in range(K)]
+        self.P = []
+        for m in range(K):
+            R = tile_rows(lim.max_outputs, L[m + 1])
+            lay = _squarish(dev, nchunk * -(-L[m + 1] // R), L[m] + 1)
+            self.P.append([dev.alloc(lay) for _ in range(R)])
+            self._arrays += self.P[-1]
+        # buffer mirrors of the weights for the products (refreshed after each update)
+        self._mirrors = [[_Mirror(dev, w) if _Mirror.usable(dev, w) else None for w in ws]
+                         for ws in self.W]
+        for ms in self._mirrors:
+            self._arrays += [mi.buf for mi in ms if mi is not None]
+        # the inputs never change: a buffer copy of them (packed) for the products
+        A0 = A[0]
+        if p and dev.buffer_textures and A[0].layout.n_texels <= _max_buffer(dev):
+            from ..engine.glraw import BufferArray
+            from ..engine.layout import BufferLayout
+            A0 = BufferArray.from_host(dev, BufferLayout(*A[0].shape), A[0].get())
+            self._arrays.append(A0)
         self._steps = []
         for par in (0, 1):
             W, Wn = self.W[par], self.W[1 - par]
+            Wop = [w if mi is None else mi.buf for w, mi in zip(W, self._mirrors[par])]
             fwd = []
-            for m in range(K):
+            rc = _recompute(L)
+            for m in range(1 if rc else 0, K):
                 last = m == K - 1
-                ps = _forward_passes(dev, p, W[m], A[m], A[m + 1],
+                below = (A0, Wop[0]) if rc and m == 1 else None
+                ps = _forward_passes(dev, p, Wop[m], A0 if m == 0 else A[m], A[m + 1],
                                      T=self.T if last else None, D=D[m + 1] if last else None,
-                                     keep=self._arrays)
+                                     keep=self._arrays, below=below)
                 fwd += [(q, None, None) for q in ps]
-            bwd = [(dev.prepare(BACKPROP[p], D[m],
-                                inputs={"W": W[m], "DUP": D[m + 1], "A": A[m]}), None, None)
-                   for m in range(K - 1, 0, -1)]
-            part = [(dev.prepare(PARTIAL[p], self.P[m], inputs={"D": D[m + 1], "A": A[m]},
-                                 uniforms={"chunk": chunk}), None, None) for m in range(K)]
-            app = [(dev.prepare(APPLY, Wn[m], inputs={"W": W[m], "P": self.P[m]},
+            fuse = _fused_delta(L)
+            bwd = [(q, None, None) for m in range(K - 1, 1 if fuse else 0, -1)
+                   for q in _backprop_passes(dev, p, W[m], D[m + 1], A[m], D[m],
+                                             keep=self._arrays, Wop=Wop[m])]
+            part = []
+            for m in range(K):
+                R = len(self.P[m])
+                if m == 0 and rc:
+                    k, ins = PART_FUSED[True][R][p], {"A": A0, "DUP": D[2], "WU": W[1],
+                                                      "WL": Wop[0]}
+                elif m == 0 and fuse:
+                    k, ins = PART_FUSED[False][R][p], {"A": A0, "AH": A[1], "DUP": D[2],
+                                                       "WU": W[1]}
+                elif m == 1 and rc:
+                    k, ins = PART_TILE[True][R][p], {"D": D[2], "X": A0, "WL": Wop[0]}
+                else:
+                    k, ins = PART_TILE[False][R][p], {"D": D[m + 1],
+                                                      "A": A0 if m == 0 else A[m]}
+                part.append((dev.prepare(k, self.P[m], inputs=ins, uniforms={"chunk": chunk}),
+                             None, None))
+            app = [(dev.prepare(TAPPLY[len(self.P[m])], Wn[m],
+                                inputs=dict(W=W[m], **{f"P{t}": x
+                                                       for t, x in enumerate(self.P[m])}),
                                 uniforms={"eta": self.lr}), None, None) for m in range(K)]
             ops = [("forward", fwd), ("backprop", bwd), ("update", part), ("apply", app)]
             self._steps.append([o for o in ops if o[1]])
@@ -500,15 +944,24 @@ class BackpropNet:
     def step(self, n: int = 1) -> None:
         """Issue ``n`` learning steps (no readback, no wait)."""
         phase = self.dev.phase
+        # Pass.repeat draws its passes after the first with the bound state, which is only
+        # right for accumulation by blending; ping-pong accumulation goes pass by pass
+        fast = self.dev.float_blending
         for _ in range(val.integer(n, "n", lo=0)):
             for label, items in self._steps[self.parity]:
                 with phase(label):
                     for p, name, values in items:
                         if name is None:
                             p.run()
-                        else:
+                        elif fast or p.blend is None:
                             p.repeat(name, values)
+                        else:
+                            for v in values:
+                                p.run(**{name: v})
             self.parity ^= 1
+            for mi in getattr(self, "_mirrors", [[], []])[self.parity]:
+                if mi is not None:
+                    mi.refresh()
             self.steps_done += 1
 
     def loss(self) -> float:
@@ -521,6 +974,17 @@ class BackpropNet:
         """Current weights as float64 numpy matrices (L_m + 1, L_{m+1})."""
         return [w.get().astype(np.float64) for w in self.W[self.parity]]
 
+    def set_weights(self, weights) -> None:
+        """Replace the current weights (a list of (L_m + 1, L_{m+1}) matrices) on the device,
+        copies included: the next ``step`` starts from them (the data-parallel driver of
+        :mod:`shadergpgpu.distributed` broadcasts the weights every step)."""
+        weights = _check_weights(weights, "weights", sizes=self.sizes)
+        for a, w in zip(self.W[self.parity], weights):
+            a.set(w)
+        for mi in getattr(self, "_mirrors", [[], []])[self.parity]:
+            if mi is not None:
+                mi.refresh()
+
     def outputs(self) -> np.ndarray:
         """Network outputs (N, MO) of the last forward pass."""
         return self.A[-1].get()[1:].T.astype(np.float64)
@@ -532,7 +996,7 @@ class BackpropNet:
     def passes_per_step(self) -> dict:
         """Expected passes per phase for one step of this network (its plan on this device)."""
         fn = paper_phases if self.schedule == "paper" else fused_phases
-        return fn(self.sizes, self.N, self.packed, loop_cap=self.dev.loop_cap)
+        return fn(self.sizes, self.N, self.packed, device=self.dev)
 
     def release(self) -> None:
         for a in self._arrays:
@@ -590,7 +1054,7 @@ def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarr
         made = []
         with dev.phase(phase):
             for w in weights:
-                W = s.array(w, packed=False)
+                W = s.array(w, packed=True, order="col")
                 nxt = s.empty((w.shape[1] + 1, N), packed=packed)
                 for q in _forward_passes(dev, packed, W, A, nxt, keep=made):
                     q.run()
@@ -642,8 +1106,12 @@ class _BaseMLP(BaseEstimator):
             raise TypeError(f"callback must be callable, got {self.callback!r}")
         return hidden
 
-    def _train(self, X, T):
-        """Train on X (N, MI) and targets T (N, MO) in [0, 1]; sets the fitted attributes."""
+    def _train(self, X, T, client=None):
+        """Train on X (N, MI) and targets T (N, MO) in [0, 1]; sets the fitted attributes.
+        With a Dask ``client``: data-parallel over its workers (shadergpgpu.distributed)."""
+        if client is not None:
+            from ..distributed import fit_mlp
+            return fit_mlp(self, X, T, client)
         hidden = self._check_params()
         sizes = [X.shape[1], *hidden, T.shape[1]]
         dev = val.pick_device(self.device, [])
@@ -718,7 +1186,7 @@ class MLP(RegressorMixin, _BaseMLP):
         tags.target_tags.multi_output = True
         return tags
 
-    def fit(self, X, y):
+    def fit(self, X, y, client=None):
         self._check_params()
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
         self._y_1d = y.ndim == 1
@@ -730,7 +1198,7 @@ class MLP(RegressorMixin, _BaseMLP):
             span = Y.max(axis=0) - lo
             span[span == 0] = 1.0
         self.y_min_, self.y_range_ = lo, span
-        return self._train(X, (Y - lo) / span)
+        return self._train(X, (Y - lo) / span, client)
 
     def predict(self, X) -> np.ndarray:
         """Network outputs (mapped back to the targets' range): (n_samples,) if fitted on 1-D y,
@@ -746,7 +1214,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
     gives the sigmoid outputs normalised to sum to 1 per sample.
     """
 
-    def fit(self, X, y):
+    def fit(self, X, y, client=None):
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
@@ -756,7 +1224,7 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
                              f"({self.classes_[0]!r})")
         T = np.zeros((len(y), len(self.classes_)))
         T[np.arange(len(y)), idx] = 1.0
-        return self._train(X, T)
+        return self._train(X, T, client)
 
     def predict_proba(self, X) -> np.ndarray:
         """Per-class scores (n_samples, n_classes): sigmoid outputs normalised per sample."""

@@ -10,19 +10,34 @@ vectors; each iteration is
    evaluates the kernel row of ``i`` and libsvm's second-order gain for every point (reading
    ``i`` from the device, no readback) and an arg-min picks ``j``; with ``"first-order"``
    ``j`` is the I_low arg-max (the "high"/"low" pair of the source);
-2. one readback of a 3-texel result array: ``(Gmax, i, G_i)``, ``(Gmax2, j', G_j')``,
-   ``(gain, j, G_j)``; stop when ``Gmax + Gmax2 < tol`` (libsvm's duality-gap test);
-3. the host solves the two-variable subproblem exactly as libsvm (clipping to the box);
-4. one update pass evaluates ``K(x_t, x_i)`` and ``K(x_t, x_j)`` for all ``t`` (fused) and adds
-   ``y_t (y_i dalpha_i K_ti + y_j dalpha_j K_tj)`` to ``G_t``, and writes the two new alphas.
+2. the two-variable subproblem, solved exactly as libsvm does (clipping to the box), and
+3. one update pass evaluating ``K(x_t, x_i)`` and ``K(x_t, x_j)`` for all ``t`` (fused) and
+   adding ``y_t (y_i dalpha_i K_ti + y_j dalpha_j K_tj)`` to ``G_t``, writing the new alphas.
 
-No full-vector readback happens inside the loop; ``G`` is read once at the end for the bias.
+By default (``readback_every = k > 1``) step 2 runs on the device: every fragment of the update
+pass solves the subproblem itself from the selection results (a few fetches: ``G_i, G_j``,
+``alpha_i, alpha_j``, ``y_i, y_j`` and ``K_ij`` from the objective pass's kernel row), so an
+iteration is the selection passes and one update pass, with no readback and no host work. The
+solver state (iterations, stop flag, duality gap) lives in the last texel of the alpha vector
+(padding points); the host reads that one texel every k iterations for the stopping test
+(libsvm's ``Gmax + Gmax2 < tol``, or no second-order partner, or ``max_iter``). Once stopped,
+the steps are no-ops, so the at most k - 1 iterations run past the stop change nothing and the
+result does not depend on k. ``readback_every = 1`` keeps the earlier path: one readback of the
+3-texel result array per iteration, the step solved on the host in float64, its result passed
+to the update pass as uniforms. The device step computes in float32 (libsvm's kernel cache is
+float32 too); on the test problems both paths take the same iterations and support vectors.
+
+G and the alphas are read once at the end for the bias and the dual coefficients.
 
 Loop budget: the update and objective passes walk all features in one fragment. Past the
 device's loop cap (llvmpipe: ``ceil(n_features / 4) > 65,535``, i.e. more than 262,140
 features) the squared distances are summed by split kernels over several blended passes and
 the exponential is applied in one more pass (:mod:`shadergpgpu.ops.rbf`); below the cap the
-fused single passes run unchanged. The pass plan ``svm/smo`` counts both paths.
+fused single passes run unchanged. Under a device profile without float blending
+(``Device(profile="geforce-7800gtx")`` and the mobile ones) the split passes accumulate by
+ping-pong passes instead (the engine's ``accumulate``), and the reduction fan-in stays within
+the profile's loop cap (:func:`shadergpgpu.ops.reduce.fanin_for`). The pass plan ``svm/smo``
+counts every path (its parameters include ``loop_cap``, ``float_blend``, ``readback_every``).
 Multi-class problems are split one-vs-one as libsvm does; the fitted attributes follow
 scikit-learn's ``SVC`` (``classes_, support_, support_vectors_, n_support_, dual_coef_,
 intercept_, n_iter_``).
@@ -64,10 +79,11 @@ _FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment wa
 _HINT = "X has too many features (n_features) for one pass on this device"
 _OUT_VEC = {"G": In(like="OUT"), "A": In(like="OUT"), "Y": In(like="OUT"),
             "RES": In(packed=True, order="row")}
-#: second-order gain of every point against i (read from RES on the device), fused RBF walk
+#: second-order gain of every point against i (read from RES on the device), fused RBF walk;
+#: the kernel row K(x_t, x_i) goes to KI (the device step reads K_ij there)
 OBJECTIVE = declare("algorithms/svm/objective.frag", inputs=dict(DATA_INPUTS, **_OUT_VEC),
-                    uniforms={"gamma": "float", "C": "float"}, defines={"FROM_D2": 0},
-                    loop=_FEATURES, name="svm/objective", hint=_HINT)
+                    outputs=("OUT", "KI"), uniforms={"gamma": "float", "C": "float"},
+                    defines={"FROM_D2": 0}, loop=_FEATURES, name="svm/objective", hint=_HINT)
 #: split path (past the loop cap): partial squared distances to i, then the gain from them
 OBJECTIVE_D2 = declare("algorithms/svm/objective_d2.frag",
                        inputs=dict(DATA_INPUTS, RES=In(packed=True, order="row")),
@@ -79,60 +95,146 @@ OBJECTIVE_FROM_D2 = declare("algorithms/svm/objective.frag",
 _UPD_UNI = {"h": "int", "l": "int", "gamma": "float", "ch": "float", "cl": "float",
             "a_h": "float", "a_l": "float"}
 _UPD_VEC = {"G": In(like="OUT0"), "A": In(like="OUT0"), "Y": In(like="OUT0")}
-#: gradient and alpha update with the fused kernel rows of (h, l)
+#: gradient and alpha update with the fused kernel rows of (h, l) (host step: uniforms)
 UPDATE = declare("algorithms/svm/update.frag", inputs=dict(DATA_INPUTS, **_UPD_VEC), outputs=2,
-                 uniforms=_UPD_UNI, defines={"FROM_D2": 0}, loop=_FEATURES, name="svm/update",
-                 hint=_HINT)
+                 uniforms=_UPD_UNI, defines={"FROM_D2": 0, "FROM_STEP": 0}, loop=_FEATURES,
+                 name="svm/update", hint=_HINT)
 #: split path: the update from distances computed by ops.rbf's split pair kernel
 UPDATE_FROM_D2 = declare("algorithms/svm/update.frag",
                          inputs=dict(_UPD_VEC, DH=In(like="OUT0"), DL=In(like="OUT0")),
-                         outputs=2, uniforms=_UPD_UNI, defines={"FROM_D2": 1},
+                         outputs=2, uniforms=_UPD_UNI, defines={"FROM_D2": 1, "FROM_STEP": 0},
                          name="svm/update_from_d2")
+#: device step: every fragment of the update solves the two-variable step from the selection
+#: results RES (step.glsl) and the state texel of A; K_ij from a walk over the features of
+#: x_i, x_j (KSRC 0), the kernel row KI of the objective pass (1) or the distances D (2)
+_STEP_UNI = {"gamma": "float", "tol": "float", "C": "float", "max_iter": "float",
+             "state_texel": "int"}
+_RES = {"RES": In(packed=True, order="row")}
+_KSRC_IN = {0: {}, 1: {"KI": In()}, 2: {"D": In()}}
+UPDATE_STEP = {
+    ksrc: declare("algorithms/svm/update.frag",
+                  inputs=dict(DATA_INPUTS, **_UPD_VEC, **_RES, **_KSRC_IN[ksrc]), outputs=2,
+                  uniforms=_STEP_UNI,
+                  defines={"FROM_D2": 0, "FROM_STEP": 1, "KSRC": ksrc, "SECOND_ORDER": 1},
+                  loop=(lambda a: 2 * a.XR.grid_w) if ksrc == 0 else _FEATURES,
+                  name=f"svm/update_step{ksrc}", hint=_HINT)
+    for ksrc in (0, 1, 2)}
+UPDATE_STEP_FROM_D2 = declare("algorithms/svm/update.frag",
+                              inputs=dict(_UPD_VEC, DH=In(like="OUT0"), DL=In(like="OUT0"),
+                                          **_RES, **_KSRC_IN[2]),
+                              outputs=2, uniforms=_STEP_UNI,
+                              defines={"FROM_D2": 1, "FROM_STEP": 1, "KSRC": 2,
+                                       "SECOND_ORDER": 1},
+                              name="svm/update_step_from_d2")
+#: device step, split path: distances to the selected pair (read from RES)
+PAIR_D2_STEP = declare("algorithms/svm/pair_d2_step.frag", inputs=dict(DATA_INPUTS, **_RES),
+                       outputs=2, defines={"SECOND_ORDER": 1},
+                       split=Split("d4", length=_FEATURES, cost=1), name="svm/pair_d2_step",
+                       hint=_HINT)
+#: iterations between two readbacks of the step state by default (the stopping test)
+READBACK_EVERY = 32
+#: iteration counts travel as float32 on the device: exact below this
+_MAX_COUNT = 2 ** 24 - 1
 
 
 def _padded(n: int) -> int:
-    return ceil_div(n, PAD_POINTS) * PAD_POINTS
+    """Points stored per problem: n plus at least 4 padding points (the last texel of the
+    alpha vector holds the device step's solver state), rounded up to PAD_POINTS."""
+    return ceil_div(n + 4, PAD_POINTS) * PAD_POINTS
+
+
+def _walk_fits(n_features: int, loop_cap) -> bool:
+    """Whether the first-order device step's update walks K_ij's features too (2 walks)."""
+    return loop_cap is None or 2 * ceil_div(int(n_features), 4) <= loop_cap
+
+
+def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
+                 float_blend: bool = True) -> int:
+    """Passes of one split distance kernel (0 below the loop cap): one pass per cut of the
+    feature texels; the cuts after the first accumulate, by blending (1 pass) or, without float
+    blending, by ping-pong passes (1 + 2 per output; ``Device.accumulate_passes``)."""
+    texels = ceil_div(int(n_features), 4)
+    if loop_cap is None or texels <= loop_cap:
+        return 0
+    cuts = ceil_div(texels, int(loop_cap))
+    return cuts + (cuts - 1) * (0 if float_blend else 2 * int(n_outputs))
 
 
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
-               fanin: int = _reduce.DEFAULT_FANIN, fused: bool = True, n_features: int = 1,
-               loop_cap: int | None = None) -> dict:
-    """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations."""
+               fanin: int | None = None, fused: bool = True, n_features: int = 1,
+               loop_cap: int | None = None, readback_every: int = 1,
+               float_blend: bool = True) -> dict:
+    """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations
+    (``fanin`` None: the default for ``loop_cap``, as the solver picks it)."""
+    fanin = fanin or _reduce.default_fanin(loop_cap)
     npad = _padded(n)
     L = _reduce.passes(npad, fanin)
-    rbf = pair_passes(n_features, loop_cap)
-    select = (L if fused else 2 * L) + (rbf + L if working_set == "second-order" else 0)
-    return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter * rbf}
+    rbf = pair_passes(n_features, loop_cap, float_blend)
+    d2 = split_passes(n_features, loop_cap, 1, float_blend)
+    obj = 1 if not d2 else d2 + 1
+    second = working_set == "second-order"
+    select = (L if fused else 2 * L) + (obj + L if second else 0)
+    if readback_every == 1:
+        return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter * rbf}
+    if not second and not _walk_fits(n_features, loop_cap):
+        # the distances to i for K_ij: split cuts (at least one pass)
+        select += max(1, d2)
+    runs = ceil_div(n_iter + 1, int(readback_every)) * int(readback_every)
+    return {"svm/init": 2, "svm/select": runs * select, "svm/update": runs * rbf}
 
 
 register_plan(PassPlan(
     name="svm/smo",
-    formula="init 2; per iteration: update R + select L (fused I_up/I_low pair; 2L unfused) "
-            "(+ R + L second-order), one more selection to stop; L = ceil(log_F(n_pad / 4)), "
-            "n_pad = n rounded up to 256; R = 1, or past the loop cap (ceil(d / 4) > cap) "
-            "ceil(ceil(d / 4) / cap) split distance passes + 1",
+    formula="readback_every = 1 (host step): init 2; per iteration: update R + select S, one "
+            "more selection to stop. readback_every = k > 1 (device step, solved in the "
+            "update pass): init 2; ceil((n_iter + 1) / k) * k iterations of select S, "
+            "update R. "
+            "S = L (fused I_up/I_low pair; 2L unfused) (+ O + L second-order); "
+            "L = ceil(log_F(n_pad / 4)), n_pad = n rounded up to 256; R = 1, O = 1, or past "
+            "the loop cap (ceil(d / 4) > cap, c = ceil(ceil(d / 4) / cap) cuts) R = c + 1, "
+            "O = c + 1 (first-order device step with 2 ceil(d / 4) > cap: S += max(1, c)), each "
+            "cut after the first costing "
+            "1 + 2 per output more without float blending",
     phases=smo_phases,
-    notes="one small readback per iteration (3 texels); G read once at the end",
-    params=("n", "n_iter", "working_set", "fanin", "fused", "n_features", "loop_cap")))
+    notes="host step: one small readback per iteration (3 texels); device step: one 1-texel "
+          "readback every k iterations; G and alpha read once at the end",
+    params=("n", "n_iter", "working_set", "fanin", "fused", "n_features", "loop_cap",
+            "readback_every", "float_blend")))
 
 
 class BinarySMO:
-    """One binary C-SVC dual problem solved on the device. ``y`` in {+1, -1}."""
+    """One binary C-SVC dual problem solved on the device. ``y`` in {+1, -1}.
+
+    ``readback_every``: 1 solves the two-variable step on the host from a 3-texel readback per
+    iteration; k > 1 solves it on the device, in every fragment of the update pass
+    (``step.glsl``), and reads the solver state (one texel) only every k iterations for the
+    stopping test (the iterations run past the stop are no-ops).
+    """
 
     def __init__(self, dev, X, y, C: float, gamma: float, tol: float, max_iter: int,
                  working_set: str = "second-order", fanin: int | None = None,
-                 fused: bool = True):
+                 fused: bool = True, readback_every: int = READBACK_EVERY):
         self.dev = dev
-        self.fused = bool(fused)
+        # the fused selection writes four render targets: fewer draw buffers, two reductions
+        self.fused = bool(fused) and dev.max_outputs >= 4
         n = len(y)
         self.n, self.C, self.gamma, self.tol = n, float(C), float(gamma), float(tol)
         self.max_iter = int(max_iter)
         self.working_set = working_set
+        self.readback_every = int(readback_every)
+        self.device_step = self.readback_every > 1
         self.fanin = _reduce.fanin_for(dev, fanin)
         npad = _padded(n)
         self._arrays = []
         self.data = RBFData(dev, X, n_pad=npad)
         self.split = over_cap(dev, self.data.d)
+        second = working_set == "second-order"
+        # where the device step reads K_ij: the kernel row of i (second-order), a walk over
+        # the features of x_i and x_j (first-order), or the distances to i (past the cap)
+        if self.split or (not second and not _walk_fits(self.data.d, dev.loop_cap)):
+            self.ksrc = 2
+        else:
+            self.ksrc = 1 if second else 0
         self.y = np.asarray(y, np.float64)
         ypad = np.zeros(npad, np.float32)
         ypad[:n] = self.y
@@ -140,6 +242,11 @@ class BinarySMO:
         self.G = [self._keep(self.data.vector()) for _ in range(2)]
         self.A = [self._keep(self.data.vector()) for _ in range(2)]
         self.res = self._keep(_reduce.result_array(dev, 3))
+        self.obj = self._keep(self.data.vector())
+        self.krow = self._keep(self.data.vector())
+        self.d2 = self._keep(self.data.vector()) if self.split or self.ksrc == 2 else None
+        self.state_texel = npad // 4 - 1
+        self._read_fbos = {}
         self.passes_run = 0
 
     def _keep(self, a):
@@ -160,22 +267,24 @@ class BinarySMO:
         else:
             chains = [_reduce.ArgReduction(dev, "max", SELECT_UP, src, nt, self.res, 0, **kw),
                       _reduce.ArgReduction(dev, "max", SELECT_LOW, src, nt, self.res, 1, **kw)]
+        u = {"gamma": self.gamma, "C": C}
         if self.working_set == "second-order":
-            obj = self._keep(self.data.vector())
-            u = {"gamma": self.gamma, "C": C}
             if not self.split:
-                chains.append(dev.prepare(OBJECTIVE, obj,
+                chains.append(dev.prepare(OBJECTIVE, {"OUT": self.obj, "KI": self.krow},
                                           inputs=dict(self.data.inputs, RES=self.res, **src),
                                           uniforms=u))
             else:
-                d2 = self._keep(self.data.vector())
-                chains.append(dev.prepare(OBJECTIVE_D2, d2,
+                chains.append(dev.prepare(OBJECTIVE_D2, self.d2,
                                           inputs=dict(self.data.inputs, RES=self.res)))
-                chains.append(dev.prepare(OBJECTIVE_FROM_D2, obj,
-                                          inputs=dict(src, RES=self.res, D=d2), uniforms=u))
+                chains.append(dev.prepare(OBJECTIVE_FROM_D2, self.obj,
+                                          inputs=dict(src, RES=self.res, D=self.d2), uniforms=u))
             chains.append(_reduce.ArgReduction(
-                dev, "min", _reduce.ARG_FIRST[(True, False)], {"V": obj}, nt, self.res, 2,
+                dev, "min", _reduce.ARG_FIRST[(True, False)], {"V": self.obj}, nt, self.res, 2,
                 payload=self.G[k], fanin=self.fanin, strict_scan=True))
+        elif self.device_step and self.ksrc == 2:
+            # first-order device step: the distances to i give K_ij
+            chains.append(dev.prepare(OBJECTIVE_D2, self.d2,
+                                      inputs=dict(self.data.inputs, RES=self.res)))
         return chains
 
     def _updates(self):
@@ -184,12 +293,33 @@ class BinarySMO:
         out = []
         if self.split:
             dh, dl = self._keep(self.data.vector()), self._keep(self.data.vector())
-            d2 = dev.prepare(RBF_PAIR_D2, [dh, dl], inputs=self.data.inputs)
+            if self.device_step:
+                d2 = dev.prepare(PAIR_D2_STEP, [dh, dl], inputs=dict(self.data.inputs,
+                                                                     RES=self.res),
+                                 defines={"SECOND_ORDER": int(self.working_set ==
+                                                              "second-order")})
+            else:
+                d2 = dev.prepare(RBF_PAIR_D2, [dh, dl], inputs=self.data.inputs)
+        step_u = {"gamma": self.gamma, "tol": self.tol, "C": float(np.float32(self.C)),
+                  "max_iter": float(min(self.max_iter, _MAX_COUNT)),
+                  "state_texel": self.state_texel}
+        step_d = {"SECOND_ORDER": int(self.working_set == "second-order")}
+        ksrc_in = {0: {}, 1: {"KI": self.krow}, 2: {"D": self.d2}}[self.ksrc]
         for k in (0, 1):
             vec = {"G": self.G[k], "A": self.A[k], "Y": self.Y}
             outs = [self.G[1 - k], self.A[1 - k]]
             u = {"gamma": self.gamma}
-            if not self.split:
+            if self.device_step:
+                ins = dict(vec, RES=self.res, **ksrc_in)
+                if not self.split:
+                    out.append([dev.prepare(UPDATE_STEP[self.ksrc], outs,
+                                            inputs=dict(self.data.inputs, **ins),
+                                            uniforms=step_u, defines=step_d)])
+                else:
+                    out.append([d2, dev.prepare(UPDATE_STEP_FROM_D2, outs,
+                                                inputs=dict(ins, DH=dh, DL=dl),
+                                                uniforms=step_u, defines=step_d)])
+            elif not self.split:
                 out.append([dev.prepare(UPDATE, outs, inputs=dict(self.data.inputs, **vec),
                                         uniforms=u)])
             else:
@@ -199,63 +329,23 @@ class BinarySMO:
 
     def solve(self):
         dev = self.dev
-        C, n, y = self.C, self.n, self.y
+        sel = []
         with dev.phase("svm/init"):
             dev.fill(self.G[0], -1.0)
-            dev.fill(self.A[0], 0.0)
-        sel = []
+            dev.fill(self.A[0], 0.0)     # alphas, and the device step's state (0, 0, 0, 0)
         try:
             sel.append(self._chains(0))
             sel.append(self._chains(1))
             upd = self._updates()
-            Xh = self.data.host.astype(np.float64)
-            alpha = np.zeros(n)
-            cur = 0
-            it = 0
-            gap = np.inf
-            self.converged = False
-            while True:
-                with dev.phase("svm/select"):
-                    for ch in sel[cur]:
-                        ch.run()
-                r = self.res.get().reshape(3, 4).astype(np.float64)
-                gmax, gmax2 = r[0, 0], r[1, 0]
-                gap = gmax + gmax2
-                if np.isnan(gap):
-                    raise FloatingPointError("SMO: NaN in the gradient (check the data and "
-                                             "gamma)")
-                if gap < self.tol:
-                    self.converged = True
-                    break
-                i, Gi = int(r[0, 1]), r[0, 2]
-                if self.working_set == "second-order":
-                    if r[2, 1] >= _reduce.MAX_INDEX:
-                        self.converged = True
-                        break
-                    j, Gj = int(r[2, 1]), r[2, 2]
-                else:
-                    j, Gj = int(r[1, 1]), r[1, 2]
-                if it >= self.max_iter:
-                    break
-                diff = Xh[i] - Xh[j]
-                Kij = float(np.exp(-self.gamma * diff.dot(diff)))
-                ai, aj = alpha[i], alpha[j]
-                ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
-                alpha[i], alpha[j] = ni, nj
-                u = dict(h=i, l=j, ch=float(y[i] * (ni - ai)), cl=float(y[j] * (nj - aj)),
-                         a_h=float(ni), a_l=float(nj))
-                with dev.phase("svm/update"):
-                    for p in upd[cur]:
-                        p.run(**{k: v for k, v in u.items() if k in p.kernel.uniforms})
-                cur = 1 - cur
-                it += 1
-            self.n_iter = it
-            self.gap = gap
-            G = self.G[cur].get()[:n].astype(np.float64)
-            self.alpha = alpha
+            if self.device_step:
+                cur = self._solve_device(sel, upd)
+                self.alpha = self.A[cur].get()[:self.n].astype(np.float64)
+            else:
+                cur = self._solve_host(sel, upd)
+            G = self.G[cur].get()[:self.n].astype(np.float64)
             self.G_final = G
-            self.rho = _rho(alpha, G, y, C)
-            self.objective = 0.5 * float(alpha @ (G - 1.0))
+            self.rho = _rho(self.alpha, G, self.y, self.C)
+            self.objective = 0.5 * float(self.alpha @ (G - 1.0))
         finally:  # release the chains on every path (errors included)
             for chs in sel:
                 for ch in chs:
@@ -263,7 +353,107 @@ class BinarySMO:
                         ch.release()
         return self
 
+    def _state(self, a) -> np.ndarray:
+        """The device step's state texel (iterations, flag, gap, 0) of alpha vector ``a``."""
+        x, y, _ = a.layout.texel_of(0, 4 * self.state_texel)
+        self.dev.activate()
+        fbo = self._read_fbos.get(id(a))
+        if fbo is None:  # a framebuffer of our own, only to read one texel back
+            fbo = self._read_fbos[id(a)] = self.dev.ctx.framebuffer(color_attachments=[a.texture])
+        return np.frombuffer(fbo.read(viewport=(x, y, 1, 1), components=4, dtype="f4"),
+                             np.float32)[:4]
+
+    def _solve_device(self, sel, upd) -> int:
+        """Iterations with the step on the device; the state is read every k iterations."""
+        dev = self.dev
+        k = self.readback_every
+        # one iteration: the selection passes, then the update passes, per parity
+        seq = [[p for ch in sel[c] for p in (ch.passes if hasattr(ch, "passes") else [ch])]
+               for c in (0, 1)]
+        upd = [list(u) for u in upd]
+        cnt = dev.counter
+        outer = cnt.label
+        cur = 0
+        try:
+            while True:
+                for _ in range(k):
+                    # the counter's phase label set directly (no context manager per pass
+                    # group: the issue loop is the cost of an iteration on a fast GPU)
+                    cnt.label = "svm/select"
+                    for p in seq[cur]:
+                        p.run()
+                    cnt.label = "svm/update"
+                    for p in upd[cur]:
+                        p.run()
+                    cur = 1 - cur
+                cnt.label = outer
+                st = self._state(self.A[cur]).astype(np.float64)
+                flag = int(st[1])
+                if flag:
+                    break
+        finally:
+            cnt.label = outer
+        self.n_iter = int(st[0])
+        self.gap = float(st[2])
+        if flag == 3:
+            raise FloatingPointError("SMO: NaN in the gradient (check the data and gamma)")
+        self.converged = flag == 1
+        return cur
+
+    def _solve_host(self, sel, upd) -> int:
+        """Iterations with the step on the host (one 3-texel readback per iteration)."""
+        dev = self.dev
+        C, n, y = self.C, self.n, self.y
+        Xh = self.data.host.astype(np.float64)
+        alpha = np.zeros(n)
+        cur = 0
+        it = 0
+        gap = np.inf
+        self.converged = False
+        while True:
+            with dev.phase("svm/select"):
+                for ch in sel[cur]:
+                    ch.run()
+            r = self.res.get().reshape(3, 4).astype(np.float64)
+            gmax, gmax2 = r[0, 0], r[1, 0]
+            gap = gmax + gmax2
+            if np.isnan(gap):
+                raise FloatingPointError("SMO: NaN in the gradient (check the data and "
+                                         "gamma)")
+            if gap < self.tol:
+                self.converged = True
+                break
+            i, Gi = int(r[0, 1]), r[0, 2]
+            if self.working_set == "second-order":
+                if r[2, 1] >= _reduce.MAX_INDEX:
+                    self.converged = True
+                    break
+                j, Gj = int(r[2, 1]), r[2, 2]
+            else:
+                j, Gj = int(r[1, 1]), r[1, 2]
+            if it >= self.max_iter:
+                break
+            diff = Xh[i] - Xh[j]
+            Kij = float(np.exp(-self.gamma * diff.dot(diff)))
+            ai, aj = alpha[i], alpha[j]
+            ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
+            alpha[i], alpha[j] = ni, nj
+            u = dict(h=i, l=j, ch=float(y[i] * (ni - ai)), cl=float(y[j] * (nj - aj)),
+                     a_h=float(ni), a_l=float(nj))
+            with dev.phase("svm/update"):
+                for p in upd[cur]:
+                    p.run(**{k: v for k, v in u.items() if k in p.kernel.uniforms})
+            cur = 1 - cur
+            it += 1
+        self.n_iter = it
+        self.gap = gap
+        self.alpha = alpha
+        return cur
+
     def release(self):
+        for f in self._read_fbos.values():
+            f.release()
+        self._read_fbos = {}
         for a in self._arrays:
             a.release()
         self._arrays = []
@@ -340,7 +530,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     "second-order" (libsvm's default) or "first-order" (maximal violating pair).
     ``device``: a :class:`~shadergpgpu.engine.device.Device` (default: the process-wide one).
     ``fanin``: reduction fan-in; ``fused_select``: run the I_up and I_low selections as one
-    two-result reduction (half the selection passes).
+    two-result reduction (half the selection passes). ``readback_every``: k > 1 (default
+    :data:`READBACK_EVERY`) solves the two-variable step on the device and reads the solver's
+    state only every k iterations (at most k - 1 no-op iterations past the stop); 1 solves the
+    step on the host from one small readback per iteration (the earlier path).
 
     Training data are float32 on the device (float64 input is converted); predictions are
     computed on the host in float64 from the support vectors. ``y`` must be class labels:
@@ -353,7 +546,7 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", tol=1e-3, max_iter=-1,
                  working_set="second-order", decision_function_shape="ovr", device=None,
-                 fanin=None, fused_select=True):
+                 fanin=None, fused_select=True, readback_every=READBACK_EVERY):
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -364,6 +557,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.device = device
         self.fanin = fanin
         self.fused_select = fused_select
+        self.readback_every = readback_every
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -382,6 +576,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             val.integer(self.max_iter, "max_iter", lo=1)
         if self.fanin is not None:
             _reduce._check_fanin(self.fanin)
+        val.integer(self.readback_every, "readback_every", lo=1)
         if isinstance(self.gamma, str):
             val.choice(self.gamma, "gamma", ("scale", "auto"))
             if self.gamma == "scale":
@@ -417,7 +612,8 @@ class SVC(ClassifierMixin, BaseEstimator):
                 n = len(idx)
                 max_iter = self.max_iter if self.max_iter != -1 else max(10_000_000, 100 * n)
                 prob = BinarySMO(dev, X[idx], yy, self.C, gamma, self.tol, max_iter,
-                                 self.working_set, self.fanin, self.fused_select)
+                                 self.working_set, self.fanin, self.fused_select,
+                                 self.readback_every)
                 try:
                     prob.solve()
                 finally:

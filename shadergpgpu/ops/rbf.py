@@ -59,21 +59,27 @@ def over_cap(dev, n_features: int) -> bool:
     return dev.loop_cap is not None and ceil_div(int(n_features), 4) > dev.loop_cap
 
 
-def pair_passes(n_features: int, loop_cap: int | None = None) -> int:
-    """Passes of one :meth:`RBFData.pair_device` call."""
+def pair_passes(n_features: int, loop_cap: int | None = None,
+                float_blend: bool = True) -> int:
+    """Passes of one :meth:`RBFData.pair_device` call (``float_blend=False``: the cuts after
+    the first accumulate by ping-pong passes, 1 + 2 per output each)."""
     from ..engine.limits import ceil_div
     texels = ceil_div(int(n_features), 4)
     if loop_cap is None or texels <= loop_cap:
         return 1
-    return ceil_div(texels, int(loop_cap)) + 1
+    cuts = ceil_div(texels, int(loop_cap))
+    return cuts + (cuts - 1) * (0 if float_blend else 4) + 1
 
 
 register_plan(PassPlan(
     name="rbf/pair",
-    formula="1; past the loop cap (ceil(d / 4) > cap): ceil(ceil(d / 4) / cap) + 1",
-    phases=lambda n_features=1, loop_cap=None: {"rbf": pair_passes(n_features, loop_cap)},
+    formula="1; past the loop cap (ceil(d / 4) > cap): c + 1, c = ceil(ceil(d / 4) / cap) "
+            "distance passes (+ 4 per cut after the first without float blending: ping-pong "
+            "accumulation of the two outputs)",
+    phases=lambda n_features=1, loop_cap=None, float_blend=True: {
+        "rbf": pair_passes(n_features, loop_cap, float_blend)},
     notes="K(x_t, x_h) and K(x_t, x_l) for all t in one pass with two render targets",
-    params=("n_features", "loop_cap")))
+    params=("n_features", "loop_cap", "float_blend")))
 
 
 def check_points(X, name: str = "X") -> np.ndarray:

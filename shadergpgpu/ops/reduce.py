@@ -90,21 +90,32 @@ def axis_passes(length: int, fanin: int = DEFAULT_FANIN) -> int:
     return len(level_sizes(int(length), fanin))
 
 
-def _kernel_phases(n, fanin=DEFAULT_FANIN, packed=True, axis=None, length=None):
+def default_fanin(loop_cap: int | None = None) -> int:
+    """:data:`DEFAULT_FANIN`, lowered to fit a loop cap (a level runs up to 5 loop iterations
+    per texel gathered, plus 4): the fan-in calls and pass plans use when none is given."""
+    if loop_cap is None:
+        return DEFAULT_FANIN
+    return max(2, min(DEFAULT_FANIN, (int(loop_cap) - 4) // 5))
+
+
+def _kernel_phases(n, fanin=None, packed=True, axis=None, length=None, loop_cap=None):
+    fanin = fanin or default_fanin(loop_cap)
     if axis is None:
         return {"reduce": passes(n, fanin, packed)}
     return {"reduce": axis_passes(length, fanin)}
 
 
-_FORMULA = "max(1, ceil(log_F(ceil(n / 4))))  (F = fan-in, packed vector of n values)"
+_FORMULA = ("max(1, ceil(log_F(ceil(n / 4))))  (F = fan-in, packed vector of n values; "
+            "default F = 16, lowered to (loop_cap - 4) // 5 under a smaller loop cap)")
 for _name, _notes in (
         ("reduce/sum", "one gather pass per level; the last level also adds the four lanes"),
         ("reduce/argbest", "arg-min or arg-max, values and indices written by the same pass "
                            "(two targets); the mask is applied in the first level")):
     register_plan(PassPlan(
         name=_name, formula=_FORMULA,
-        phases=lambda n, fanin=DEFAULT_FANIN, packed=True: {"reduce": passes(n, fanin, packed)},
-        notes=_notes, params=("n", "fanin", "packed")))
+        phases=lambda n, fanin=None, packed=True, loop_cap=None: {
+            "reduce": passes(n, fanin or default_fanin(loop_cap), packed)},
+        notes=_notes, params=("n", "fanin", "packed", "loop_cap")))
 for _name, _notes in (
         ("reduce/kernel", "a ReductionKernel: the map is applied in the first level, the "
                           "post-map in the last"),
@@ -114,7 +125,7 @@ for _name, _notes in (
         name=_name,
         formula=_FORMULA + "; along an axis of length L: ceil(log_F(L)) (at least 1)",
         phases=_kernel_phases, notes=_notes,
-        params=("n", "fanin", "packed", "axis", "length")))
+        params=("n", "fanin", "packed", "axis", "length", "loop_cap")))
 
 
 def _vector_layout(dev, texels: int) -> Layout:
@@ -150,10 +161,7 @@ def fanin_for(dev, fanin=None) -> int:
     the device's loop cap (a level runs up to 5 loop iterations per texel gathered, plus 4)."""
     if fanin is not None:
         return _check_fanin(fanin)
-    cap = getattr(dev, "loop_cap", None)
-    if cap is None:
-        return DEFAULT_FANIN
-    return max(2, min(DEFAULT_FANIN, (int(cap) - 4) // 5))
+    return default_fanin(getattr(dev, "loop_cap", None))
 
 
 def _dummy(dev) -> DeviceArray:
@@ -221,6 +229,12 @@ class Chain:
     def run(self) -> None:
         for p in self.passes:
             p.run()
+
+    def refresh(self) -> None:
+        """Re-resolve every pass's framebuffer. A chain kept between calls does this first:
+        the device's framebuffer cache is bounded and may have released the ones it held."""
+        for p in self.passes:
+            p.bind()
 
     def release(self) -> None:
         for a in self._owned:
@@ -744,6 +758,7 @@ class _Plain:
         ch = self.chain
         ps = ch.passes
         try:
+            ch.refresh()
             ps[-1].bind(OUT=out)
             ps[0].bind(**{n: arrays[n] for n in self.order})
             scal = {k: v for k, v in scalars.items()}
@@ -907,7 +922,10 @@ def arg_kernels(file: str, inputs: dict, uniforms: dict | None = None, name: str
                 dual: bool = False, defines: dict | None = None, root=None) -> dict:
     """The kernels of one arg-reduction level: ``{False: kernel writing VAL, IDX (DUAL: and
     VAL2, IDX2), True: final kernel writing RES}``, declared from ``file`` (which defines
-    ``candidates()`` and includes ``ops/reduce/argbest_core.glsl``). Every one also takes the
+    ``SRC_TEX_W`` and ``candidates(t, p, v, idx)`` and includes
+    ``ops/reduce/argbest_core.glsl``: a level walks its source texels ``t`` with their texture
+    coordinates ``p`` stepped along without divisions; with ``TEXEL_INDEX`` the indices are
+    texel numbers turned into flat indices once per output texel). Every one also takes the
     payload input ``P0`` (read by element; bound to a dummy array without a payload)."""
     ins = dict(inputs)
     ins["P0"] = In()
@@ -935,10 +953,17 @@ ARG_NEXT_DUAL = arg_kernels("ops/reduce/argbest.frag",
 ARG_FIRST = {(packed, masked): arg_kernels(
     "ops/reduce/argbest_first.frag",
     dict({"V": In(packed=packed)}, **({"M": In()} if masked else {})),
-    defines={"MASKED": int(masked)},
+    defines={"MASKED": int(masked), "FAST": 0},
     name=f"reduce/argbest_first_{'packed' if packed else 'unpacked'}"
          f"{'_masked' if masked else ''}")
     for packed in (True, False) for masked in (False, True)}
+
+
+def _all_live(layout) -> bool:
+    """Whether a first arg level over ``layout`` may take its fast path: packed, row order, and
+    no padding lanes before the last texel (one grid row, or rows a multiple of 4 long)."""
+    return (isinstance(layout, Layout) and layout.packed and layout.order == "row" and
+            (layout.grid_h == 1 or layout.minor % 4 == 0))
 
 
 class ArgReduction(Chain):
@@ -977,6 +1002,8 @@ class ArgReduction(Chain):
         ins = dict(first_inputs, P0=p0)
         fu = dict(first_uniforms or {})
         fd = dict(first_defines or {})
+        if "FAST" in first[False].defines and "FAST" not in fd:
+            fd["FAST"] = int(_all_live(getattr(first_inputs.get("V"), "layout", None)))
         nxt = ARG_NEXT_DUAL if dual else ARG_NEXT
 
         def defines(level, final):
@@ -1020,6 +1047,7 @@ class _ArgPlain:
     def run(self, first, out):
         chain = self.chain
         try:
+            chain.refresh()
             chain.passes[-1].bind(RES=out)
             chain.bind_first(**first)
             chain.run()

@@ -3,7 +3,8 @@
 //   OUT = -b_t^2 / max(a_t, TAU) for t in I_low with b_t > 0, +inf otherwise.
 // i and Gmax are read on the device from RES texel 0 (the I_up arg-max), no readback.
 // FROM_D2: the squared distances ||x_t - x_i||^2 come from D (objective_d2.frag, the split
-// path past the loop cap) instead of one fused walk over the features.
+// path past the loop cap) instead of one fused walk over the features; otherwise the kernel
+// row K(x_t, x_i) is written to KI as well (the device step reads K_ij from it).
 #if !FROM_D2
 #include "../../ops/rbf/rbf_pair.glsl"
 #endif
@@ -24,4 +25,7 @@ void main() {
     vec4 quad = max(2.0 - 2.0 * k, vec4(TAU));
     bvec4 ok = bvec4(vec4(in_low(y, A_texel(g.x, g.y), C)) * vec4(greaterThan(b, vec4(0.0))));
     OUT = mix(vec4(uintBitsToFloat(0x7F800000u)), -(b * b) / quad, ok);
+#if !FROM_D2
+    KI = k;
+#endif
 }

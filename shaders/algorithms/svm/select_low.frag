@@ -2,5 +2,5 @@
 // duality-gap stopping test).
 #include "../../ops/reduce/argbest_defs.glsl"
 #include "sets.glsl"
-void candidates(int t, out vec4 v, out vec4 idx) { low_candidates(t, v, idx); }
+void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) { low_candidates(t, p, v, idx); }
 #include "../../ops/reduce/argbest_core.glsl"

@@ -11,21 +11,26 @@ bvec4 in_low(vec4 y, vec4 a, float C) {
                  vec4(lessThan(y, vec4(0.0))) * vec4(lessThan(a, vec4(C))));
 }
 #ifdef ARGBEST_DEFS
-// Selection candidates of texel t (first level of an arg-max reduction over G, A, Y; needs
-// reduce/argbest_defs.glsl included first): the I_up values -y G and the I_low values y G,
-// with worst_value() / NO_INDEX outside the set.
-void up_candidates(int t, out vec4 v, out vec4 idx) {
+// Selection candidates of texel t at texture coordinate p (first level of an arg-max reduction
+// over G, A, Y of one layout; needs reduce/argbest_defs.glsl included first): the I_up values
+// -y G and the I_low values y G, with worst_value() / NO_INDEX outside the set. Indices are
+// texel numbers (TEXEL_INDEX), turned into flat indices by flat_of_texel at the end.
+#define SRC_TEX_W G_TEX_W
+#define TEXEL_INDEX 1
+ivec4 flat_of_texel(int t) {
     ivec2 q = G_grid_of(t);
-    vec4 y = Y_texel(q.x, q.y);
-    bvec4 ok = in_up(y, A_texel(q.x, q.y), C);
-    v = mix(vec4(worst_value()), -y * G_texel(q.x, q.y), ok);
-    idx = mix(vec4(NO_INDEX), vec4(G_flat(q.x, q.y)), ok);
+    return G_flat(q.x, q.y);
 }
-void low_candidates(int t, out vec4 v, out vec4 idx) {
-    ivec2 q = G_grid_of(t);
-    vec4 y = Y_texel(q.x, q.y);
-    bvec4 ok = in_low(y, A_texel(q.x, q.y), C);
-    v = mix(vec4(worst_value()), y * G_texel(q.x, q.y), ok);
-    idx = mix(vec4(NO_INDEX), vec4(G_flat(q.x, q.y)), ok);
+void up_candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
+    vec4 y = texelFetch(sg_Y, p, 0);
+    bvec4 ok = in_up(y, texelFetch(sg_A, p, 0), C);
+    v = mix(vec4(worst_value()), -y * texelFetch(sg_G, p, 0), ok);
+    idx = mix(vec4(NO_INDEX), vec4(float(t)), ok);
+}
+void low_candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
+    vec4 y = texelFetch(sg_Y, p, 0);
+    bvec4 ok = in_low(y, texelFetch(sg_A, p, 0), C);
+    v = mix(vec4(worst_value()), y * texelFetch(sg_G, p, 0), ok);
+    idx = mix(vec4(NO_INDEX), vec4(float(t)), ok);
 }
 #endif

@@ -4,11 +4,23 @@
 // the alphas of h and l become a_h, a_l. OUT0 = new G, OUT1 = new alpha (packed vectors).
 // FROM_D2: the squared distances come from DH, DL (ops/rbf/pair_d2.frag, the split path past
 // the loop cap) instead of the fused walk.
+// FROM_STEP: h, l, ch, cl, a_h, a_l are not uniforms set by the host: every fragment solves
+// the two-variable step itself from the selection results (step.glsl), and the fragment of
+// the state texel writes the solver state there.
 #if !FROM_D2
 #include "../../ops/rbf/rbf_pair.glsl"
 #endif
+#if FROM_STEP
+#include "step.glsl"
+#endif
 void main() {
     ivec2 g = OUT0_grid();
+#if FROM_STEP
+    int h, l;
+    float ch, cl, a_h, a_l;
+    vec4 state;
+    smo_step(h, l, ch, cl, a_h, a_l, state);
+#endif
     vec4 kh, kl;
 #if FROM_D2
     kh = exp(-gamma * DH_texel(g.x, g.y));
@@ -22,4 +34,9 @@ void main() {
     vec4 a = A_texel(g.x, g.y);
     a = mix(a, vec4(a_h), equal(t, ivec4(h)));
     OUT1 = mix(a, vec4(a_l), equal(t, ivec4(l)));
+#if FROM_STEP
+    if (g == A_grid_of(state_texel)) {
+        OUT1 = state;
+    }
+#endif
 }

@@ -1,17 +1,16 @@
 // Arg-min / arg-max level after the first: V and I (DUAL: and V2, I2) are the values and
-// indices left by the previous level (packed row vectors). See argbest_core.glsl.
+// indices left by the previous level (packed row vectors of one layout). See argbest_core.glsl.
 #include "argbest_defs.glsl"
+#define SRC_TEX_W V_TEX_W
 
-void candidates(int t, out vec4 v, out vec4 idx) {
-    ivec2 q = V_grid_of(t);
-    v = V_texel(q.x, q.y);
-    idx = I_texel(q.x, q.y);
+void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
+    v = texelFetch(sg_V, p, 0);
+    idx = texelFetch(sg_I, p, 0);
 }
 #if DUAL
-void candidates2(int t, out vec4 v, out vec4 idx) {
-    ivec2 q = V2_grid_of(t);
-    v = V2_texel(q.x, q.y);
-    idx = I2_texel(q.x, q.y);
+void candidates2(int t, ivec2 p, out vec4 v, out vec4 idx) {
+    v = texelFetch(sg_V2, p, 0);
+    idx = texelFetch(sg_I2, p, 0);
 }
 #endif
 

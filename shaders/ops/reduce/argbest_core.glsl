@@ -4,15 +4,25 @@
 // numpy's argmin/argmax. A NaN candidate always wins (the host reports it as an error).
 //
 // The including shader defines, before including this file,
-//   void candidates(int t, out vec4 v, out vec4 idx)
-// giving source texel t's four candidate values and flat indices (worst_value() / NO_INDEX for
-// lanes that are not eligible). Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at
-// grid column `slot` as (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
+//   #define SRC_TEX_W  the texture width of the source arrays the level walks (one layout)
+//   void candidates(int t, ivec2 p, out vec4 v, out vec4 idx)
+// giving source texel t's four candidate values and indices (worst_value() / NO_INDEX for lanes
+// that are not eligible); p is texel t's texture coordinate, stepped along with t without
+// divisions (texel t of any layout, wrapped or not, sits at (t % TEX_W, t / TEX_W)). With
+// TEXEL_INDEX 1 the indices are texel numbers float(t) (row-order sources, where a lane's
+// candidates come in flat-index order) and the includer also defines
+//   ivec4 flat_of_texel(int t)
+// which turns the winners' texel numbers into flat indices once, at the end of the level.
+// Defines: FANIN, MODE_MAX, FINAL (write the winner to RES at grid column `slot` as
+// (value, index, payload, 0)), PAYLOAD (RES.z = P0_get(index)).
 // DUAL: a second, independent reduction rides along in the same passes (the includer also
 // defines candidates2(); outputs VAL2, IDX2; the final pass writes its winner to slot + 1).
 // Uniforms (declared by the kernel): stride (output texels of this level), slot (FINAL: grid
 // column of the result texel), n_src (source texels).
 #include "argbest_defs.glsl"
+#ifndef TEXEL_INDEX
+#define TEXEL_INDEX 0
+#endif
 
 // SCAN_STRICT (first level over a row-order source): each lane meets its candidates in
 // increasing index order, so a strict comparison keeps the first of equal values; the index
@@ -36,6 +46,17 @@ bvec4 better(vec4 v, vec4 i, vec4 bv, vec4 bi) {
     return bvec4(strict + tie + vec4(isnan(v)));
 }
 
+#if TEXEL_INDEX
+vec4 texel_to_flat(vec4 bt) {
+    vec4 r = vec4(NO_INDEX);
+    if (bt.x < NO_INDEX) r.x = float(flat_of_texel(int(bt.x)).x);
+    if (bt.y < NO_INDEX) r.y = float(flat_of_texel(int(bt.y)).y);
+    if (bt.z < NO_INDEX) r.z = float(flat_of_texel(int(bt.z)).z);
+    if (bt.w < NO_INDEX) r.w = float(flat_of_texel(int(bt.w)).w);
+    return r;
+}
+#endif
+
 void main() {
 #if FINAL
     int f = RES_grid().y - slot;
@@ -52,30 +73,44 @@ void main() {
     vec4 bv2 = vec4(worst_value());
     vec4 bi2 = vec4(NO_INDEX);
 #endif
+    int W = SRC_TEX_W;
+    int t = f;
+    ivec2 p = ivec2(f % W, f / W);
+    ivec2 dp = ivec2(stride % W, stride / W);
     for (int k = 0; k < FANIN; ++k) {
-        int t = f + k * stride;
-        if (t < n_src) {
-            vec4 v, i;
-            candidates(t, v, i);
+        if (t >= n_src) break;
+        vec4 v, i;
+        candidates(t, p, v, i);
 #if SCAN_STRICT
-            bvec4 take = better_in_scan(v, bv, bi);
+        bvec4 take = better_in_scan(v, bv, bi);
 #else
-            bvec4 take = better(v, i, bv, bi);
+        bvec4 take = better(v, i, bv, bi);
 #endif
-            bv = mix(bv, v, take);
-            bi = mix(bi, i, take);
+        bv = mix(bv, v, take);
+        bi = mix(bi, i, take);
 #if DUAL
-            candidates2(t, v, i);
+        candidates2(t, p, v, i);
 #if SCAN_STRICT
-            take = better_in_scan(v, bv2, bi2);
+        take = better_in_scan(v, bv2, bi2);
 #else
-            take = better(v, i, bv2, bi2);
+        take = better(v, i, bv2, bi2);
 #endif
-            bv2 = mix(bv2, v, take);
-            bi2 = mix(bi2, i, take);
+        bv2 = mix(bv2, v, take);
+        bi2 = mix(bi2, i, take);
 #endif
+        t += stride;
+        p += dp;
+        if (p.x >= W) {
+            p.x -= W;
+            p.y += 1;
         }
     }
+#if TEXEL_INDEX
+    bi = texel_to_flat(bi);
+#if DUAL
+    bi2 = texel_to_flat(bi2);
+#endif
+#endif
 #if FINAL
 #if DUAL
     if (which == 1) {
