@@ -144,3 +144,20 @@ def test_saxpy_under_every_builtin_profile():
         SAXPY(Y, X=X, Y=X, alpha=0.5)
         np.testing.assert_allclose(Y.get(), 1.5 * x, rtol=1e-6)
         d.release()
+
+
+def test_repeat_with_emulated_accumulation_and_rects(toy, dev):
+    """Pass.repeat equals a loop of run() when blending is emulated or a rect is set."""
+    K = sg.Kernel(source="void main() { OUT = vec4(v); }", uniforms={"v": "float"},
+                  name="test/const")
+    for d in (toy, dev):
+        acc = d.zeros((4, 8))
+        p = d.prepare(K, acc, accumulate="add")
+        p.repeat("v", [1.0, 2.0, 3.0])
+        np.testing.assert_array_equal(acc.get(), np.full((4, 8), 6.0))
+        part = d.zeros((4, 8))                      # texture 2 x 4: rect covers one texel
+        q = d.prepare(K, part, rect=(1, 1, 1, 1))
+        q.repeat("v", [5.0, 7.0])
+        want = np.zeros((4, 8))
+        want[1, 4:8] = 7.0
+        np.testing.assert_array_equal(part.get(), want)

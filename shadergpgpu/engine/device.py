@@ -285,9 +285,7 @@ class Device:
         for n, a in layouts.items():
             vals[f"sg_{n}_shape"] = a.shape_uniform
         for name, v in vals.items():
-            h = c.handle(name)
-            if h is not None:
-                h.value = v
+            c.put(name, v)
         c.owner = None
 
         def bind():
@@ -303,13 +301,11 @@ class Device:
         if not cuts:
             return self._issue(c, fbo, arrs, viewport, mode, frags, bind)
         s = kernel.split
-        hb, he = c.handle(f"{s.name}_begin"), c.handle(f"{s.name}_end")
+        nb, ne = f"{s.name}_begin", f"{s.name}_end"
         drawn = 0
         for i, (lo, hi) in enumerate(cuts):
-            if hb is not None:
-                hb.value = lo
-            if he is not None:
-                he.value = hi
+            c.put(nb, lo)
+            c.put(ne, hi)
             drawn += self._issue(c, fbo, arrs, viewport, mode if i == 0 else (mode or s.combine),
                                  frags, bind)
         return drawn

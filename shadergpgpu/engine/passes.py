@@ -138,6 +138,7 @@ class Compiled:
         self.vao = device.ctx.vertex_array(program, [])
         self.owner = None  # the Pass whose uniform values the program holds now
         self._handles: dict = {}
+        self.held: dict = {}  # uniform values the program holds now (writes skip equal ones)
         for name, unit in self.units:
             sampler = f"sg_{name}"
             if name in buffer_inputs:
@@ -157,6 +158,15 @@ class Compiled:
             h = self.program[name] if name in self.program else None
             self._handles[name] = h
         return h
+
+    def put(self, name: str, value) -> None:
+        """Set uniform ``name`` unless the program already holds ``value``."""
+        held = self.held
+        if held.get(name, _NONE) != value:
+            h = self.handle(name)
+            if h is not None:
+                h.value = value
+            held[name] = value
 
     def release(self) -> None:
         self.owner = EVICTED
@@ -264,11 +274,9 @@ class Pass:
             self._refresh()
             c = self.compiled
         self._missing()
-        u = self._u
+        put = c.put
         for n, v in self.values.items():
-            h = u[n]
-            if h is not None:
-                h.value = v
+            put(n, v)
         c.owner = self
 
     # ---- drawing -----------------------------------------------------------------------------
@@ -295,6 +303,7 @@ class Pass:
                     values[name] = v
                     if h is not None and mine:
                         h.value = v
+                        c.held[name] = v
         if c.owner is not self:  # another pass or run() used this program since: restore ours
             self._restore()
             c = self.compiled
@@ -325,12 +334,10 @@ class Pass:
     def _run_slices(self):
         c = self.compiled
         s = self.kernel.split
-        hb, he = c.handle(f"{s.name}_begin"), c.handle(f"{s.name}_end")
+        nb, ne = f"{s.name}_begin", f"{s.name}_end"
         for i, (lo, hi) in enumerate(self._cuts):
-            if hb is not None:
-                hb.value = lo
-            if he is not None:
-                he.value = hi
+            c.put(nb, lo)
+            c.put(ne, hi)
             blend = self.blend if i == 0 else (self.blend or s.combine)
             self.device._issue(c, self._fbo, self._outs, self._viewport, blend, self._fragments,
                                self._rebind)
@@ -355,7 +362,10 @@ class Pass:
             raise ValueError(f"{self.kernel.name}: unknown uniform {name!r}")
         self.run(**{name: values[0]})
         h = self.compiled.handle(name)
-        if self.device.timing or h is None or len(values) == 1 or self._checks:
+        dev = self.device
+        fast = self._plain and (self.blend is None or dev.float_blending)
+        if dev.timing or h is None or len(values) == 1 or self._checks or not fast:
+            # sub-rectangles, split loops and emulated accumulation need the full path
             for v in values[1:]:
                 self.run(**{name: v})
             return len(values)
@@ -367,6 +377,7 @@ class Pass:
             h.value = v
             render(4, vertices=3)
         self.values[name] = checked[-1]
+        self.compiled.held[name] = checked[-1]
         self.device.counter.record(self._fragments, count=len(values) - 1)
         if self._work is not None:
             self.device.counter.add_work(self._fragments, self._work, count=len(values) - 1)
