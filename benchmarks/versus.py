@@ -110,7 +110,10 @@ t = timed(lambda: SM.Sammon(n_iter=20, device=dev).fit_transform(X), 3)
 
 def run_case(root: Path, code: str, quick: bool) -> float | str:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(root)
+    # this root first; keep other entries (e.g. a folder of installed wheels), not the other root
+    keep = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() not in (ROOT.resolve(), root.resolve())]
+    env["PYTHONPATH"] = os.pathsep.join([str(root)] + keep)
     src = PRELUDE.replace("QUICK", str(bool(quick))) + code + "\nprint('T', t)\n"
     # run from the root so its own package (not an installed one) is imported
     r = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, cwd=root,
