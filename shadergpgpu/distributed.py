@@ -948,11 +948,13 @@ def fit_mlp(est, X, T, client=None, n_shards=None):
 # ---- Sammon mapping, rows of points split across workers -------------------------------------
 def _rows_rect(layout, first: int, last: int):
     """The texture rows of ``layout`` that hold its rows ``first`` .. ``last`` (a rect over
-    the whole width), or None (the whole texture) where the layout is not one texel per row."""
-    if layout.order != "row" or layout.grid_w != 1:
+    the whole width; where rows share texture rows with their neighbours, as when a wrapped
+    layout's rows are not whole texture rows, the neighbours' texels are computed too, the same
+    way as on one device), or None (the whole texture) for column order."""
+    if layout.order != "row":
         return None
     y0 = layout.texel_of(first, 0)[1]
-    y1 = layout.texel_of(last, 0)[1]
+    y1 = layout.texel_of(last, layout.cols - 1)[1]
     return (0, y0, layout.tex_w, y1 - y0 + 1)
 
 
