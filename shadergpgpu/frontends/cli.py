@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="`shadergpgpu report NAME --help` and `shadergpgpu bench NAME --help` print the "
                "options of each report and benchmark.")
     p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
-    sub = p.add_subparsers(dest="cmd", metavar="{info,profiles,export-glsl,report,bench}")
+    sub = p.add_subparsers(dest="cmd",
+                           metavar="{info,profiles,export-glsl,report,bench,calibrate,predict}")
     sub.required = True
     pi = sub.add_parser("info", help="print the GL context's capabilities",
                         description="Create a device and print what its GL context offers.")
@@ -265,7 +266,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("bench", add_help=False,
                    help=f"benchmark NAME of a source checkout: {', '.join(_names('bench'))} "
                         "(options: bench NAME --help)")
+    sub.add_parser("calibrate", add_help=False,
+                   help="measure this device's speeds for the cost model (calibrate --help)")
+    sub.add_parser("predict", add_help=False,
+                   help="predicted time of an algorithm here, on a profile and vs numpy "
+                        "(predict --help)")
     return p
+
+
+def _model_command(cmd: str, rest: list[str]) -> int:
+    """``calibrate`` / ``predict``: the cost model's commands (reports/model.py)."""
+    try:
+        from .reports import model
+    except ImportError as e:
+        return _error(_import_problem(f"shadergpgpu {cmd}", e))
+    return _run_main(model.calibrate_main if cmd == "calibrate" else model.predict_main, rest)
 
 
 def main(argv=None) -> int:
@@ -273,6 +288,8 @@ def main(argv=None) -> int:
     # report/bench: everything after NAME belongs to the report's (benchmark's) own parser
     if argv and argv[0] in ("report", "bench"):
         return _dispatch(argv[0], argv[1:])
+    if argv and argv[0] in ("calibrate", "predict"):
+        return _model_command(argv[0], argv[1:])
     p = build_parser()
     try:
         args = p.parse_args(argv)

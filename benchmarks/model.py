@@ -1,0 +1,94 @@
+"""The cost model against measured times: every algorithm's benchmark configurations.
+
+    python benchmarks/model.py [--gpu-sizes] [--algorithms backprop,sgemm] [--no-calibrate]
+                               [--repeat 5] [--out DIR]
+
+Calibrates this device first (``shadergpgpu calibrate``: pass overhead, ALU, fetch and write
+rates, measured in the same run so that a loaded machine slows both sides alike), then for each
+configuration measures the fastest of its timed calls (waiting for the device) and predicts it
+from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
+predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
+GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
+ones with ``--gpu-sizes`` (the default on a hardware device).
+
+Also prints the paper's configuration (backprop 2-64-1, N = 1024, paper schedule) predicted on
+the GeForce 7800 GTX's published speeds beside the paper's 0.008 s / 0.026 s.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import shadergpgpu as sg  # noqa: E402
+from shadergpgpu.engine import model as M  # noqa: E402
+from shadergpgpu.frontends.reports import model as R  # noqa: E402
+from shadergpgpu.frontends.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gpu-sizes", action="store_true", help="the real configurations")
+    p.add_argument("--small", action="store_true", help="the small configurations (llvmpipe)")
+    p.add_argument("--algorithms", default="", help="comma list (default: all)")
+    p.add_argument("--no-calibrate", action="store_true", help="use the cached speeds")
+    p.add_argument("--no-timing-run", action="store_true",
+                   help="skip the timing=True run (no per-phase GPU time for the diagnosis)")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--out", default="", help="also write CSV / JSON here")
+    a = p.parse_args(argv)
+    dev = sg.Device()
+    meta = device_meta(dev)
+    small = a.small or (dev.is_software and not a.gpu_sizes)
+    if a.no_calibrate:
+        speeds = M.measured_speeds(dev)
+    else:
+        prof = M.calibrate(dev)
+        speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
+    print(f"# cost model on {meta['renderer']} ({meta['date']})\n")
+    print("speeds: " + ", ".join(f"{k} {getattr(speeds, k):.4g}" for k in M.SPEED_KEYS)
+          + f", overlap {speeds.overlap}\n")
+    tdev = None if a.no_timing_run else sg.Device(timing=True)
+    cases = R.default_cases(small)
+    if a.algorithms:
+        keep = set(a.algorithms.split(","))
+        cases = [c for c in cases if c.algo in keep]
+    rows, phases = [], []
+    for case in cases:
+        try:
+            r = R.compare_case(case, dev, speeds, tdev, repeat=a.repeat)
+        except Exception as e:  # noqa: BLE001 - report the failure, go on
+            rows.append({"algorithm": case.algo, "case": case.label, "verdict": "ERROR",
+                         "diagnosis": f"{type(e).__name__}: {e}"})
+            continue
+        rows.append(r["row"])
+        phases += r["phases"]
+        x = r["row"]
+        print(f"{x['algorithm']:9} {x['case']:40} {x['measured ms']:9.3f} ms measured "
+              f"{x['predicted ms']:9.3f} ms predicted  x{x['measured / predicted']:.2f} "
+              f"{x['verdict']}  {x['diagnosis']}", flush=True)
+    print()
+    print(markdown_table(rows, ["algorithm", "case", "passes", "measured ms", "predicted ms",
+                                "measured / predicted", "verdict", "dominant", "diagnosis"],
+                         floatfmt=".3g"))
+    ok = sum(r.get("verdict") == "ok" for r in rows)
+    print(f"\n{ok} of {len(rows)} configurations within +-30 %.\n")
+    paper = R.paper_prediction()
+    print("## The paper's configuration on the GeForce 7800 GTX (published speeds)\n")
+    print(markdown_table(paper, floatfmt=".3g"))
+    if a.out:
+        out = Path(a.out)
+        out.mkdir(parents=True, exist_ok=True)
+        write_outputs(out, "model", rows, meta)
+        write_outputs(out, "model_phases", phases, meta)
+        write_outputs(out, "paper_7800gtx", paper, meta)
+    if tdev is not None:
+        tdev.release()
+    dev.release()
+    return 0 if ok == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
