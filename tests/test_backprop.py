@@ -100,6 +100,38 @@ def test_deeper_paper_counts_and_plans(dev):
     assert plan.expected(sizes=sizes, N=n) == got
 
 
+@pytest.mark.parametrize("choice", [dict(fuse_delta=True, recompute=True, buffers=False),
+                                    dict(fuse_delta=True, recompute=False, buffers=True),
+                                    dict(fuse_delta=False, recompute=False, buffers=False)])
+def test_hardware_choices_are_exact(dev, monkeypatch, choice):
+    # the choices a hardware rasteriser takes (bp.HARDWARE: the default and the alternatives
+    # measured), run here by treating this device as one: weights within W_RTOL of float64,
+    # the plan equal to the counter, no buffer mirrors without "buffers"
+    monkeypatch.setattr(bp, "HARDWARE", choice)
+    real_hw = bp._hw
+    monkeypatch.setattr(bp, "_hw", lambda lim, key: lim is None or bp.HARDWARE[key])
+    for sizes, n in (([2, 64, 1], 61), ([3, 5, 2], 7), ([4, 9, 3, 2], 37)):
+        X, T, W0 = _net_data(sizes, n, 9)
+        lr = min(0.9, 4.0 / n)
+        ref = bp.numpy_step(bp.numpy_step(W0, X, T, lr)[0], X, T, lr)[0]
+        for packed in (True, False):
+            with bp.BackpropNet(dev, sizes, X, T, weights=W0, lr=lr, schedule="fused",
+                                packed=packed) as net:
+                assert _measured(dev, net) == net.passes_per_step()
+                net.step()
+                got = net.weights()
+                if not choice["buffers"]:
+                    assert all(mi is None for ms in net._mirrors for mi in ms)
+            for m in range(len(W0)):
+                assert _rel(got[m], ref[m]) <= W_RTOL, (sizes, packed, m)
+    monkeypatch.setattr(bp, "_hw", real_hw)
+    fd, rc = choice["fuse_delta"], choice["recompute"]
+    # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
+    assert sum(bp.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
+    # a software rasteriser keeps all three whatever HARDWARE says
+    assert sum(bp.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
+
+
 def test_fused_pass_count_is_independent_of_n(dev):
     # the paper's shape (at most 3 inputs, at most 4 outputs): the hidden layer and its errors
     # are never stored (the output layer's forward pass and both gradients make them), so

@@ -56,6 +56,11 @@ activations again from the inputs (one fetch per row, as reading it would cost).
 4K - 3 to 6K - 2 passes (K >= 2; 5 for the paper's 2-64-1, 10 for 64-256-10), independent
 of N.
 
+Where buffer textures exist, a software rasteriser reads the weights and the inputs through
+buffer copies (refreshed after each update), which it fetches faster; a GPU reads the textures
+themselves, the refresh costing it more than it saves (``HARDWARE`` holds the choices of a
+hardware rasteriser, measured on an NVIDIA H200).
+
 Loop budget: every kernel with a loop declares it (``loop=`` or a ``Split``), so a layer wider
 than the device's loop cap (llvmpipe stops a fragment's loops after 65,535 iterations) is never
 silently truncated. The tiled products, apply and loss loops are linear in their sum and are cut
@@ -379,20 +384,39 @@ def _fwd_rows(lim, n_in: int, n_out: int) -> int:
     return _product_rows(lim.max_outputs, n_out, _quads(n_in), 5)
 
 
-def _fused_delta(L) -> bool:
+# What a hardware rasteriser (``lim.software`` False) takes, measured with the fused step on an
+# NVIDIA H200 (steady state, ms/step): making the first hidden layer and its errors inside their
+# consumers pays there too (2-64-1 N=1,024: 7 passes 0.11-0.12, 5 passes 0.09-0.11; 2-1024-1
+# N=16,384: 3.9 vs 1.5), but the buffer mirrors of the weights do not: refreshing them costs
+# more than the buffer fetches save (2-64-1: 0.12-0.13 with, 0.09-0.11 without; 64-256-10
+# N=4,096: 1.09 vs 0.99; 2-1024-1: 1.57 vs 1.53), so the products read the textures there.
+# A software rasteriser (llvmpipe) fetches from buffers faster and takes all three.
+HARDWARE = {"fuse_delta": True, "recompute": True, "buffers": False}
+
+
+def _hw(lim, key) -> bool:
+    return lim is None or lim.software or HARDWARE[key]
+
+
+def _fused_delta(L, lim=None) -> bool:
     """Whether the fused schedule makes the first hidden layer's errors inside the first
     layer's gradient (no backprop pass into it): they feed nothing else, and the layer above
     has at most FUSE_MAX_UP neurons (one K-quad)."""
-    return len(L) > 2 and L[2] <= FUSE_MAX_UP
+    return len(L) > 2 and L[2] <= FUSE_MAX_UP and _hw(lim, "fuse_delta")
 
 
-def _recompute(L) -> bool:
+def _recompute(L, lim=None) -> bool:
     """Whether the fused schedule never stores the first hidden layer: over at most three
     inputs (one K-quad with the threshold), each consumer (the next forward product, the
     gradients) makes it again from the inputs and the first weights, one fetch per row as
     reading it would cost; with its errors already made inside the first gradient
     (:func:`_fused_delta`), that saves the passes writing both."""
-    return _fused_delta(L) and L[0] + 1 <= 4
+    return _fused_delta(L, lim) and L[0] + 1 <= 4 and _hw(lim, "recompute")
+
+
+def _buffers(dev) -> bool:
+    """Whether the products read the weights and inputs through buffer textures (mirrors)."""
+    return bool(dev.buffer_textures) and _hw(limits(device=dev), "buffers")
 
 
 def _bp_rows(lim, n_up: int, n_low: int) -> int:
@@ -449,7 +473,7 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     gw = _grid_w(N, packed)
     nchunk = -(-gw // update_chunk(gw, cap))
     fwd = bwd = app = 0
-    rc = _recompute(L)
+    rc = _recompute(L, lim)
     for m in range(K):
         R = _fwd_rows(lim, L[m] + 1, L[m + 1])
         if rc and m == 0:
@@ -464,7 +488,7 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
         Rg = tile_rows(lim.max_outputs, L[m + 1])
         app += _split_passes(TAPPLY[Rg], lim, 1, W=(L[m] + 1, L[m + 1]),
                              P0=(nchunk * -(-L[m + 1] // Rg), L[m] + 1))
-    for m in range(2 if _fused_delta(L) else 1, K):
+    for m in range(2 if _fused_delta(L, lim) else 1, K):
         R = _bp_rows(lim, L[m + 1], L[m] + 1)
         if R == 1:
             bwd += _split_passes(BACKPROP[True], lim, 1, W=(L[m] + 1, L[m + 1]))
@@ -666,7 +690,7 @@ class _Mirror:
 
     @staticmethod
     def usable(dev, W) -> bool:
-        return bool(dev.buffer_textures) and W.layout.n_texels <= _max_buffer(dev)
+        return _buffers(dev) and W.layout.n_texels <= _max_buffer(dev)
 
 
 def _max_buffer(dev) -> int:
@@ -895,7 +919,7 @@ class BackpropNet:
             self._arrays += [mi.buf for mi in ms if mi is not None]
         # the inputs never change: a buffer copy of them (packed) for the products
         A0 = A[0]
-        if p and dev.buffer_textures and A[0].layout.n_texels <= _max_buffer(dev):
+        if p and _buffers(dev) and A[0].layout.n_texels <= _max_buffer(dev):
             from ..engine.glraw import BufferArray
             from ..engine.layout import BufferLayout
             A0 = BufferArray.from_host(dev, BufferLayout(*A[0].shape), A[0].get())
@@ -905,7 +929,7 @@ class BackpropNet:
             W, Wn = self.W[par], self.W[1 - par]
             Wop = [w if mi is None else mi.buf for w, mi in zip(W, self._mirrors[par])]
             fwd = []
-            rc = _recompute(L)
+            rc = _recompute(L, lim)
             for m in range(1 if rc else 0, K):
                 last = m == K - 1
                 below = (A0, Wop[0]) if rc and m == 1 else None
@@ -913,7 +937,7 @@ class BackpropNet:
                                      T=self.T if last else None, D=D[m + 1] if last else None,
                                      keep=self._arrays, below=below)
                 fwd += [(q, None, None) for q in ps]
-            fuse = _fused_delta(L)
+            fuse = _fused_delta(L, lim)
             bwd = [(q, None, None) for m in range(K - 1, 1 if fuse else 0, -1)
                    for q in _backprop_passes(dev, p, W[m], D[m + 1], A[m], D[m],
                                              keep=self._arrays, Wop=Wop[m])]

@@ -371,7 +371,14 @@ class Pass:
             return len(values)
         t = self.kernel.uniforms[name][0]
         from .kernels import check_uniform
-        checked = [check_uniform(self.kernel.name, name, t, v) for v in values[1:]]
+        rest = values[1:]
+        kinds = set(map(type, rest))
+        if t == "int" and kinds == {int} and -2**31 <= min(rest) and max(rest) < 2**31:
+            checked = rest                      # plain ints in range: nothing to convert
+        elif t == "float" and kinds <= {float}:
+            checked = rest
+        else:
+            checked = [check_uniform(self.kernel.name, name, t, v) for v in rest]
         render = self.compiled.vao.render
         for v in checked:
             h.value = v
