@@ -234,15 +234,18 @@ def test_report_quick(tmp_path):
 
 # ---- loop budget: the exact filter's taps are split across added passes ---------------------
 def test_exact_huge_sigma_is_right_on_this_device(dev):
-    """Gray sigma 2,500 on a 5x7 image ran 80,004 loop iterations per fragment in one pass
-    (llvmpipe stops at 65,535: 0.51 of the range wrong); the tap loop is now cut across passes."""
+    """Gray sigma 5,000 on a 5x7 image runs 80,008 loop iterations per fragment in one pass
+    (llvmpipe stops at 65,535: part of the range would be wrong); the tap loop is cut across
+    passes."""
     img = np.random.default_rng(4).random((5, 7)).astype(np.float32)
     plan = plans.get_plan("blur/exact")
     for border in BORDERS:
         dev.counter.reset()
-        out = gaussian_blur(img, 2500.0, method="exact", border=border, device=dev)
-        assert rel_err(out, img, reference(img, 2500.0, border)) <= 1e-5
-        rows = plans.compare(plan, dev.counter.snapshot(), h=5, w=7, gray=True, sigma=2500.0,
+        out = gaussian_blur(img, 5000.0, method="exact", border=border, device=dev)
+        # float32 sums of 40,001 products per fragment (measured 1.3e-5); a cut-off loop
+        # would be off by a large fraction of the range
+        assert rel_err(out, img, reference(img, 5000.0, border)) <= 5e-5
+        rows = plans.compare(plan, dev.counter.snapshot(), h=5, w=7, gray=True, sigma=5000.0,
                              loop_cap=dev.loop_cap)
         assert all(r["match"] for r in rows), rows
     if dev.loop_cap is not None:
@@ -272,7 +275,7 @@ def test_exact_split_at_forced_cap_matches_scipy(capped, shape):
     img = np.random.default_rng(5).random(shape).astype(np.float32)
     plan = plans.get_plan("blur/exact")
     gray = len(shape) == 2
-    for sigma in (80.0, (100.0, 7.0), (3.0, 150.0)):
+    for sigma in (160.0, (200.0, 7.0), (3.0, 300.0)):  # r + 1 > 600 iterations on one axis
         for border in BORDERS:
             capped.counter.reset()
             out = gaussian_blur(img, sigma, method="exact", border=border, device=capped)
@@ -327,14 +330,17 @@ def test_blur_shaders_have_no_sizes_lane_math_or_own_uniforms():
             assert pat not in text, (f.name, pat)
     for k in _blur_kernels().values():  # defines are finite variants only
         assert set(k.defines) <= {"AXIS", "SEQ", "HAVE_SRC", "SRC_PLANES", "USE_PLANES",
-                                  "BORDER", "GRAY", "NPL", "PART"}, k.name
+                                  "BORDER", "GRAY", "NPL", "PART", "C1K"}, k.name
 
 
 # ---- one program per variant, not per size or sigma ------------------------------------------
 # Distinct programs any blur can need at sizes that do not wrap: "hv" gray 15 (7 per axis with
 # 3 borders for carry, plus interleave), "hv" color adds 7 (its horizontal axis), "vtvt" adds 7
-# (5 vertical-on-image kernels, 2 transposes), exact 9 (3 variants x 3 borders).
-MAX_PROGRAMS = 38
+# (5 vertical-on-image kernels, 2 transposes), exact 9 (3 variants x 3 borders): 38 for one
+# level-1 block size. The reduce and apply kernels compile the block size as a constant (C1K)
+# for the common sizes (8, 16, 32; this test uses 16 and 8): 8 more programs for the second one
+# (reduce + apply on gray rows, on images along each axis, on planes).
+MAX_PROGRAMS = 46
 
 
 def test_random_shapes_and_sigmas_compile_a_constant_number_of_programs():
@@ -435,15 +441,15 @@ def test_exact_under_profile(pdev):
 
 
 def test_exact_split_under_the_7800gtx_cap_by_pingpong():
-    """Loop cap 255 and no float blending: sigma 40 (321 taps) cuts the tap loop into slices
-    that add into the output by ping-pong passes (draw, combine, copy back)."""
+    """Loop cap 255 and no float blending: sigma 80 (641 taps, 321 tap pairs) cuts the tap loop
+    into slices that add into the output by ping-pong passes (draw, combine, copy back)."""
     d = sg.Device(profile="geforce-7800gtx")
     try:
         assert d.loop_cap == 255 and not d.float_blending
         for shape in ((9, 13), (7, 11, 3)):
             img = np.random.default_rng(12).random(shape).astype(np.float32)
-            for sigma, border in ((40.0, "reflect"), ((70.0, 3.0), "nearest"),
-                                  ((2.0, 45.0), "constant")):
+            for sigma, border in ((80.0, "reflect"), ((140.0, 3.0), "nearest"),
+                                  ((2.0, 90.0), "constant")):
                 d.counter.reset()
                 out = gaussian_blur(img, sigma, method="exact", border=border, device=d)
                 assert rel_err(out, img, reference(img, sigma, border)) <= 1e-5, (shape, sigma)
@@ -451,8 +457,8 @@ def test_exact_split_under_the_7800gtx_cap_by_pingpong():
                               sigma=sigma)
                 assert d.counter.total >= 5  # at least one slice added by 3 ping-pong passes
         plan = plans.get_plan("blur/exact")
-        # 321 taps: gray rows 4 x 321 + 4 iterations -> 6 slices, 1 + 3 x 5 passes
-        assert plan.expected(h=9, w=13, gray=True, sigma=40.0, device=d) == \
+        # 321 tap pairs: gray rows 4 x 321 + 4 iterations -> 6 slices, 1 + 3 x 5 passes
+        assert plan.expected(h=9, w=13, gray=True, sigma=80.0, device=d) == \
             {"exact.H": 16, "exact.V": 4}
     finally:
         d.release()
@@ -588,3 +594,33 @@ def test_repeated_calls_reuse_prepared_passes(dev, schedule):
             x.release()
     cache = dev.resource("blur/recipes", lambda: None)
     assert cache is not None and cache.nbytes <= blur.RECIPE_CACHE_BYTES
+
+
+def test_recipe_larger_than_the_cache_is_used_once_and_clear_cache(monkeypatch):
+    """A recipe whose work arrays exceed RECIPE_CACHE_BYTES runs once and is released (nothing
+    kept); clear_cache hands back what a device keeps."""
+    from shadergpgpu.algorithms import blur
+    d = sg.Device()
+    try:
+        img = np.random.default_rng(15).random((21, 30)).astype(np.float32)
+        monkeypatch.setattr(blur, "RECIPE_CACHE_BYTES", 1)
+        x = d.array(img)
+        for _ in range(2):
+            y = gaussian_blur(x, 3.0, device=d)
+            assert rel_err(y.get(), img, reference(img, 3.0, "reflect")) <= 5e-3
+            y.release()
+            assert d.resource("blur/recipes", lambda: None).nbytes == 0
+        monkeypatch.setattr(blur, "RECIPE_CACHE_BYTES", 64 << 20)
+        d2 = sg.Device()
+        try:
+            x2 = d2.array(img)
+            gaussian_blur(x2, 3.0, device=d2).release()
+            assert d2.resource("blur/recipes", lambda: None).nbytes > 0
+            blur.clear_cache(d2)
+            assert d2.resource("blur/recipes", lambda: None).nbytes == 0
+            y = gaussian_blur(x2, 3.0, device=d2)  # records again after the clear
+            assert rel_err(y.get(), img, reference(img, 3.0, "reflect")) <= 5e-3
+        finally:
+            d2.release()
+    finally:
+        d.release()

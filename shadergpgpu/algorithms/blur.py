@@ -82,24 +82,32 @@ tiling; for the exact method also sigma) and kept with their work arrays
 :data:`RECIPE_CACHE_BYTES`), for images up to :data:`RECIPE_MAX_TEXELS` texels: a repeated call
 allocates only its result and draws prepared passes (a new sigma of the recursive method sets
 its coefficients again). On llvmpipe this cut a 64 x 64 blur from about 2.5 ms to 0.9 ms per
-call (the Python work per pass), and helps up to 256 x 256 grayscale.
+call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU it also saves
+allocating the work arrays again (the texture pool keeps only a bounded amount of idle
+memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default
+RECIPE_CACHE_BYTES of 1.25 GiB (a larger recipe is used once and released);
+:func:`clear_cache` hands that memory back.
 
 Exact method
 ------------
 Two passes (rows, then columns) of the FIR filter truncated at 4 sigma, weights in a small
-texture; the border is applied to the tap index. Cost grows linearly with sigma. The tap loop is
-a declared split range: on a device with a loop cap (Mesa's llvmpipe stops a fragment's loops
-after 65,535 iterations without an error) a long kernel is cut across several passes added by
-blending (grayscale rows from sigma ~2,000, other axes from ~8,000 at the default cap), so the
-result stays exact; the pass plan ``blur/exact`` counts them.
+texture; the border is applied to the tap index. Cost grows linearly with sigma. The tap loop
+runs over the distances 0..r, each iteration adding the symmetric pair of taps (one weight fetch
+for two taps; where the radius is within a line's length, the usual case, the border index needs
+no division). It is a declared split range: on a device with a loop cap (Mesa's llvmpipe stops
+a fragment's loops after 65,535 iterations without an error) a long kernel is cut across several
+passes added by blending (grayscale rows from sigma ~4,100, other axes from ~16,400 at the
+default cap), so the result stays exact; the pass plan ``blur/exact`` counts them.
 
 Kernels
 -------
 Every kernel is declared once at module level (:data:`REDUCE`, :data:`COMBINE`, :data:`CARRY`,
 :data:`DOWN`, :data:`APPLY`, :data:`INTERLEAVE`, :data:`TRANSPOSE`, :data:`FIR`). Sizes, block
 sizes and filter coefficients are uniforms and defines only pick finite variants (axis, border,
-what the kernel reads), so blurs of any shape and sigma compile a constant number of programs
-(38 while the image and the weights fit a texture unwrapped; wrapped layouts add their kinds);
+what the kernel reads, and ``C1K``: the level-1 block size as a constant for the common sizes
+8, 16, 32, see :data:`C1_CONSTANTS`), so blurs of any shape and sigma compile a constant number
+of programs (38 per block size while the image and the weights fit a texture unwrapped, 8 more
+for each further block size used; wrapped layouts add their kinds);
 every kernel with a loop declares its iterations (``loop=``) or splits it (``split=``). The
 variants for 4 render targets (``NPL`` 4, ``PART`` 1 / 2) are compiled only under such a
 profile.
@@ -179,6 +187,18 @@ _IIR_UNIFORMS = {"POLE": "vec4", "LPOLE": "vec4", "ALPHA": "vec4", "H0": "float"
                  "CNEAR": "vec4", "DREFL": "vec4", "NSTEPS": "int", "NPOS": "int"}
 _TILING_HINT = "use a Tiling with smaller c1, g or top"
 NPLS = (8, 4)  # planes (render targets) of an apply pass
+# Level-1 block sizes compiled as constants (define C1K) into the reduce and apply kernels: the
+# default tiling's and the ones fit_tiling lowers it to. A GPU compiler unrolls the block walks
+# only over a compile-time trip count (so their fetches issue together): with C1 a uniform the
+# NVIDIA H100 ran the "hv" blur 2x slower. Other block sizes use the uniform C1 (C1K 0), so the
+# programs stay a small finite set.
+C1_CONSTANTS = (8, 16, 32)
+
+
+def _c1_define(c1: int) -> int:
+    return c1 if c1 in C1_CONSTANTS else 0
+
+
 # PART: 0 = the whole summary set (8 targets), 1 = causal half (OUT0..3), 2 = anticausal (OUT4..7)
 _PART_NAMES = {0: "", 1: ",causal", 2: ",anticausal"}
 
@@ -276,8 +296,9 @@ REDUCE = {
     (src, seq, npl, part): declare(
         "algorithms/blur/reduce.frag", inputs=_ins(_src(src, npl)),
         outputs=_set("OUT", seq, part),
-        uniforms=_src_uniforms(src, {"C1": "int"}), defines=_src_defines(src, seq, npl, part),
-        loop=_reduce_loop, hint=_TILING_HINT,
+        uniforms=_src_uniforms(src, {"C1": "int"}),
+        defines=dict(_src_defines(src, seq, npl, part), C1K=0), loop=_reduce_loop,
+        hint=_TILING_HINT,
         name=f"blur/reduce[{_label(src, seq, npl, part)}]")
     for src, seq, npl, part in _SUM_VARIANTS}
 CARRY = {
@@ -291,8 +312,8 @@ CARRY = {
 APPLY = {
     (src, seq, npl): declare(
         "algorithms/blur/apply.frag", inputs=_ins(_src(src, npl), _set("I", seq)), outputs=npl,
-        uniforms=_src_uniforms(src, {"C1": "int"}), defines=_src_defines(src, seq, npl),
-        loop=_apply_loop, hint=_TILING_HINT,
+        uniforms=_src_uniforms(src, {"C1": "int"}),
+        defines=dict(_src_defines(src, seq, npl), C1K=0), loop=_apply_loop, hint=_TILING_HINT,
         name=f"blur/apply[{_label(src, seq, 8, 0)}{'' if npl == 8 else f',{npl} planes'}]")
     for src, seq in _SRC_VARIANTS for npl in NPLS}
 _NO_SRC = {"HAVE_SRC": 0, "SRC_PLANES": 0, "USE_PLANES": 0, "NPL": 8}
@@ -326,13 +347,15 @@ TRANSPOSE = {
 
 
 def _taps(a) -> int:
-    return 2 * a.uniforms["R"] + 1
+    """Iterations of the tap loop: one per distance 0..R (each adds the taps at -d and +d)."""
+    return a.uniforms["R"] + 1
 
 
 _FIR_HINT = "use method='recursive' (its cost does not grow with sigma)"
-# The exact filter's tap loop is a split range: over the loop cap (huge sigma), the engine cuts
-# it across passes that add into the output. The horizontal grayscale variant runs the taps once
-# per lane of the texel (4 iterations per tap, plus the lane loop).
+# The exact filter's tap loop is a split range over the distances 0..R (each iteration adds the
+# symmetric pair of taps, so one weight fetch serves two taps): over the loop cap (huge sigma),
+# the engine cuts it across passes that add into the output. The horizontal grayscale variant
+# runs the loop once per lane of the texel (4 iterations per distance, plus the lane loop).
 FIR = {
     "V": declare("algorithms/blur/fir.frag", inputs={"X": In(like="OUT"), "W": In()},
                  uniforms={"R": "int"}, defines={"AXIS": 1, "GRAY": 0, "BORDER": 0},
@@ -518,9 +541,22 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     return y
 
 
-# Images up to this many texels reuse prepared passes between calls (see _Recipe).
-RECIPE_MAX_TEXELS = 1 << 20
-RECIPE_CACHE_BYTES = 128 << 20
+# Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
+# calls (see _Recipe), within RECIPE_CACHE_BYTES of work arrays per device (a recipe larger than
+# that is used once and released). Keeping the work arrays matters on a GPU: the engine's
+# texture pool keeps only 64 MiB of idle textures, so a 4096 x 4096 blur would allocate its
+# ~1 GiB of planes and summaries again on every call (H200: 50 ms per call instead of 36).
+# clear_cache(dev) hands the memory back.
+RECIPE_MAX_TEXELS = 1 << 24
+RECIPE_CACHE_BYTES = 1280 << 20
+
+
+def clear_cache(device=None) -> None:
+    """Release the prepared passes and work arrays that repeated blurs keep on ``device``
+    (default: the process-wide one)."""
+    dev = validation.pick_device(device, [])
+    cache = dev.resource("blur/recipes", lambda: _RecipeCache(RECIPE_CACHE_BYTES))
+    cache.release()
 
 
 def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
@@ -536,6 +572,11 @@ def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
     if recipe is None:
         recipe = _Recipe.record(dev, x, (sy, sx), lambda r: _blur_passes(
             r, x, gray, sy, sx, method, border, schedule, tiling))
+        if recipe.nbytes > cache.max_bytes:  # too large to keep: use it once
+            try:
+                return recipe.run(dev, x, (sy, sx))
+            finally:
+                recipe.release()
         cache.put(key, recipe)
     return recipe.run(dev, x, (sy, sx))
 
@@ -792,9 +833,10 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
                     for _ in _set("", seq)]
 
         sums = [summary(levels[0])]
+        c1k = dict(ax, C1K=_c1_define(til.c1))
         with dev.phase(f"{label}.reduce"):
             summaries(REDUCE, lambda p: (source, seq, npl if planes_wp else 8, p), sums[0],
-                      inputs=dict(inputs), uniforms=dict(src_uni, C1=til.c1), defines=ax)
+                      inputs=dict(inputs), uniforms=dict(src_uni, C1=til.c1), defines=c1k)
         for lvl in range(1, len(levels)):
             sums.append(summary(levels[lvl]))
             u = dict(uni, G=til.g, NB_CHILD=levels[lvl - 1],
@@ -825,7 +867,7 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
                for _ in range(npl)]
         with dev.phase(f"{label}.apply"):
             dev.run(APPLY[(source, seq, npl)], out, inputs=dict(inputs, **sset("I", inc)),
-                    uniforms=dict(src_uni, C1=til.c1), defines=ax)
+                    uniforms=dict(src_uni, C1=til.c1), defines=c1k)
         for a in out:
             sc.keep(a)
     if isinstance(dev, _Recorder):
@@ -1024,15 +1066,16 @@ def _exact_phases(h=0, w=0, gray=True, sigma=1.0, loop_cap=None, float_blending=
 
 register_plan(PassPlan(
     name="blur/exact",
-    formula="S(sigma_x) + S(sigma_y) (rows, then columns); each fragment reads 2 r + 1 taps, "
-            "r = int(4 sigma + 0.5); S = 1 pass, or n = ceil(c (2 r + 1) / (cap - e)) passes "
+    formula="S(sigma_x) + S(sigma_y) (rows, then columns); each fragment reads 2 r + 1 taps "
+            "in r + 1 iterations (symmetric pairs), r = int(4 sigma + 0.5); S = 1 pass, or "
+            "n = ceil(c (r + 1) / (cap - e)) passes "
             "added by blending when that exceeds the device's loop cap (c = 4, e = 4 for the "
             "grayscale rows, else c = 1, e = 0); without float blending each added pass is a "
             "ping-pong of 3 (S = 3 n - 2)",
     phases=_exact_phases,
     params=("h", "w", "gray", "sigma", "loop_cap", "float_blending", "device"),
-    notes="one pass per axis below the loop cap (any GPU but Mesa's llvmpipe at sigma < ~2,000; "
-          "sigma < ~30 under the 7800 GTX profile's cap of 255); work per pixel grows "
+    notes="one pass per axis below the loop cap (any GPU but Mesa's llvmpipe at sigma < ~4,100; "
+          "sigma < ~60 under the 7800 GTX profile's cap of 255); work per pixel grows "
           "linearly with sigma"))
 
 

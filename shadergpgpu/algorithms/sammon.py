@@ -562,6 +562,26 @@ class Sammon(TransformerMixin, BaseEstimator):
         return self.fit(X, client=client).embedding_
 
 
+def _spot_check_rowsums(dev, V, Xc, rows: int = 3) -> None:
+    """Compare a few of the device's row sums of dn with the host's (float64): a driver that
+    drops or cuts a long draw (seen on the NVIDIA driver at N = 100,000, n = 200: zeros, no
+    GL error) must raise, never feed a wrong sum into the fit."""
+    n = Xc.shape[0]
+    idx = np.unique(np.linspace(0, n - 1, rows).astype(int))
+    Xd = np.asarray(Xc, dtype=np.float64)
+    ref = np.array([np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1)).sum() for i in idx])
+    got = V.get().reshape(-1)[idx].astype(np.float64)
+    bad = np.abs(got - ref) > 1e-3 * np.maximum(ref, 1e-30)
+    if bad.any():
+        from ..engine.errors import ShaderGPGPUError
+        i = int(idx[np.argmax(bad)])
+        raise ShaderGPGPUError(
+            f"Sammon setup: the renderer returned a wrong row sum of source distances for "
+            f"point {i} ({got[np.argmax(bad)]:.6g} vs {ref[np.argmax(bad)]:.6g} on the host); "
+            f"{dev.caps.renderer} dropped or cut a pass. Try split= larger, cache=False, or "
+            "fewer points per device (shadergpgpu.distributed).")
+
+
 class _Run:
     """Device state of one fit: textures, prepared passes and the step control."""
 
@@ -633,6 +653,7 @@ class _Run:
                             uniforms={"blk0": b0, "n_blk": nb},
                             accumulate="add" if k > 0 else None)
                 sum_dn = _reduce.total(dev, self.V)
+                _spot_check_rowsums(dev, self.V, Xc)
                 src_inputs = {"X": self.X}
         if not sum_dn > 0 or not math.isfinite(sum_dn):
             raise ValueError("X: all samples coincide (every source distance is 0); the Sammon "

@@ -13,9 +13,9 @@ void main() {
     ivec2 g = OUT0_grid();
     int l = line_of(g);
     int t0 = blk_of(g) * NPL;
-    int b1 = t0 / C1;
-    int s1 = b1 * C1;
-    int e1 = min(s1 + C1, NPOS);
+    int b1 = t0 / BLK;
+    int s1 = b1 * BLK;
+    int e1 = min(s1 + BLK, NPOS);
     CL w[2]; CL v[2];
     LOAD_W(I0_texel, I1_texel, I2_texel, I3_texel, l, b1, w)
     LOAD_W(I4_texel, I5_texel, I6_texel, I7_texel, l, b1, v)
@@ -23,7 +23,7 @@ void main() {
     // causal state just before t0: walk back over s1 .. t0-1
     CL acc[2]; vec2 pw[2];
     for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = 1; i <= C1 - NPL; ++i) {
+    for (int i = 1; i <= BLK - NPL; ++i) {
         int t = t0 - i;
         if (t < s1) break;
         vec4 tx = src_texel(l, t);
@@ -38,7 +38,7 @@ void main() {
 
     // anticausal state just after t0+NPL-1: walk forward over t0+NPL .. e1-1
     for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = NPL; i < C1; ++i) {
+    for (int i = NPL; i < BLK; ++i) {
         int t = t0 + i;
         if (t >= e1) break;
         vec4 tx = src_texel(l, t);

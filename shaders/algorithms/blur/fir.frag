@@ -4,16 +4,21 @@
 // along the rows; GRAY 1 means four pixels of a row per texel (packed grayscale), GRAY 0 one
 // pixel (its channels) per texel.
 //
-// The taps d = k - R for k in [k_begin, k_end) (the split range, k in [0, 2R + 1)): the engine
-// cuts the range over blended passes when one fragment would loop too long. R (uniform) is the
-// radius; W holds the weights W(0..R); the line lengths come from OUT's shape.
+// The tap distances d in [k_begin, k_end) (the split range, d in [0, R]), each a symmetric pair
+// of taps: the engine cuts the range over blended passes when one fragment would loop too long.
+// R (uniform) is the radius; W (one row) holds the weights W(0..R), read as W_at(0, d) (W_get(d)
+// would divide by W's width, a uniform); the line lengths come from OUT's shape.
 
-// index i of a line of n pixels extended by the border; -1 where the border gives zero
-int ext(int i, int n) {
+// index i of a line of n pixels extended by the border; -1 where the border gives zero.
+// rm = 1 / (2 n), computed once per fragment: the period 2 n of "reflect" is taken by a float
+// quotient corrected by one step either way (exact for |i| < 2^23), as an integer division by
+// a non-constant would cost a division per tap (scalar on a CPU rasteriser).
+int ext(int i, int n, float rm) {
 #if BORDER == 0
     int m = 2 * n;
-    i = i - m * (i / m);
-    if (i < 0) i += m;
+    i -= m * int(floor(float(i) * rm));
+    i += i < 0 ? m : 0;
+    i -= i >= m ? m : 0;
     return i < n ? i : m - 1 - i;
 #elif BORDER == 1
     return clamp(i, 0, n - 1);
@@ -22,35 +27,68 @@ int ext(int i, int n) {
 #endif
 }
 
+// ext for taps within one line length of the line (R <= n, the usual case): one reflection
+int ext1(int i, int n, float rm) {
+#if BORDER == 0
+    return i < 0 ? -1 - i : (i < n ? i : 2 * n - 1 - i);
+#else
+    return ext(i, n, rm);
+#endif
+}
+
+// A border index of -1 (BORDER 2, constant zero) reads zero.
+#if BORDER == 2
+#define XT(r, c) ((r) >= 0 ? X_texel(max(r, 0), c) : vec4(0.0))
+#define XA(r, c) ((c) >= 0 ? X_at(r, max(c, 0)) : 0.0)
+#define XH(r, c) ((c) >= 0 ? X_texel(r, max(c, 0)) : vec4(0.0))
+#else
+#define XT(r, c) X_texel(r, c)
+#define XA(r, c) X_at(r, c)
+#define XH(r, c) X_texel(r, c)
+#endif
+
+// The tap loops: iteration d adds the pair of taps at -d and +d, W(d) (X(i - d) + X(i + d)),
+// (the centre, d = 0, with half its weight), with the border index function E (ext1 where
+// R <= n, else ext: a branch on uniforms, outside the loop).
+#define WD(d) (W_at(0, d) * ((d) == 0 ? 0.5 : 1.0))
+#define TAPS_V(E) \
+    for (int d = k_begin; d < k_end; ++d) { \
+        s += WD(d) * (XT(E(g.x - d, n, rm), g.y) + XT(E(g.x + d, n, rm), g.y)); \
+    }
+#define TAPS_GRAY(E) \
+    for (int d = k_begin; d < k_end; ++d) { \
+        a += WD(d) * (XA(p.x, E(p.y - d, n, rm)) + XA(p.x, E(p.y + d, n, rm))); \
+    }
+#define TAPS_H(E) \
+    for (int d = k_begin; d < k_end; ++d) { \
+        s += WD(d) * (XH(g.x, E(g.y - d, n, rm)) + XH(g.x, E(g.y + d, n, rm))); \
+    }
 void main() {
     ivec2 g = OUT_grid();
 #if AXIS == 1
+    int n = OUT_ROWS;
+#elif GRAY
+    int n = OUT_COLS;
+#else
+    int n = OUT_GRID_W;  // one pixel per texel: the row's pixels are the texels of the grid row
+#endif
+    float rm = 0.5 / float(n);
+    bool near = R <= n;
     vec4 s = vec4(0.0);
-    for (int k = k_begin; k < k_end; ++k) {
-        int r = ext(g.x + k - R, OUT_ROWS);
-        if (r >= 0) s += W_get(abs(k - R)) * X_texel(r, g.y);
-    }
+#if AXIS == 1
+    if (near) { TAPS_V(ext1) } else { TAPS_V(ext) }
     OUT = mix(vec4(0.0), s, OUT_lanes());
 #elif GRAY
-    vec4 s = vec4(0.0);
     for (int q = 0; q < 4; ++q) {
         if (!OUT_live(q)) continue;
         ivec2 p = OUT_pos(q);
         float a = 0.0;
-        for (int k = k_begin; k < k_end; ++k) {
-            int c = ext(p.y + k - R, OUT_COLS);
-            if (c >= 0) a += W_get(abs(k - R)) * X_at(p.x, c);
-        }
+        if (near) { TAPS_GRAY(ext1) } else { TAPS_GRAY(ext) }
         s[q] = a;
     }
     OUT = s;
 #else
-    // one pixel per texel: the row's pixels are the texels of the grid row
-    vec4 s = vec4(0.0);
-    for (int k = k_begin; k < k_end; ++k) {
-        int c = ext(g.y + k - R, OUT_GRID_W);
-        if (c >= 0) s += W_get(abs(k - R)) * X_texel(g.x, c);
-    }
+    if (near) { TAPS_H(ext1) } else { TAPS_H(ext) }
     OUT = s;
 #endif
 }

@@ -17,7 +17,17 @@
 //   set's eight arrays in one pass; 1 / 2: only its causal (NAME0..3) / anticausal (NAME4..7)
 //   half, for devices with four render targets).
 // Uniforms (declared by the kernels, see blur.py): POLE, LPOLE, ALPHA, H0, CNEAR, DREFL (the
-// filter), NSTEPS (steps per line), NPOS (texels per line), WP (plane width).
+// filter), NSTEPS (steps per line), NPOS (texels per line), WP (plane width), C1 (level-1 block
+// size in texels, reduce and apply kernels).
+//
+// BLK is the level-1 block size the loops of reduce and apply run over: the define C1K where the
+// call picks one of the common sizes (a compile-time trip count, so the compiler unrolls the
+// block walks and issues their fetches together, as a GPU needs), else (C1K 0) the C1 value.
+#if defined(C1K) && C1K > 0
+#define BLK C1K
+#else
+#define BLK C1
+#endif
 #if SEQ
 #define T float
 T lane(vec4 v) { return v.x; }

@@ -8,10 +8,10 @@
 void main() {
     ivec2 g = FRAG_GRID();
     int l = line_of(g);
-    int t0 = blk_of(g) * C1;
+    int t0 = blk_of(g) * BLK;
     CL w[2]; CL v[2]; vec2 pw[2];
     for (int k = 0; k < 2; ++k) { w[k] = czero(); v[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int t = 0; t < C1; ++t) {
+    for (int t = 0; t < BLK; ++t) {
         int pos = t0 + t;
         if (pos >= NPOS) break;
         vec4 tx = src_texel(l, pos);
