@@ -5,14 +5,11 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
+from kernels_for_tests import ACCUMULATE, MRT_SCALE
 from shadergpgpu.engine.builtin import COPY, FILL, SAXPY
 from shadergpgpu.engine import context
 from shadergpgpu.engine.errors import CapabilityError, ShaderCompileError
 
-HERE = Path(__file__).resolve().parent / "shaders"
-ACCUMULATE = sg.Kernel("accumulate.frag", root=HERE, inputs={"X": sg.In(like="OUT")},
-                       uniforms={"scale": "float"})
-MRT_SCALE = sg.Kernel("mrt_scale.frag", root=HERE, inputs={"X": sg.In(like="OUT0")}, outputs=8)
 
 
 def test_saxpy_matches_numpy(dev, rng):

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shadergpgpu as sg
+from kernels_for_tests import ROWSUM
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.errors import LoopBudgetError, ShaderCompileError, TooLargeError
 from shadergpgpu.engine.glraw import BufferArray
@@ -21,19 +22,6 @@ from shadergpgpu.engine.layout import BufferLayout
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# out[0, r] = sum of row r of X: the loop over columns is a split range
-ROWSUM = sg.Kernel(
-    source="""
-void main() {
-    vec4 s = vec4(0.0);
-    for (int l = 0; l < 4; ++l) {
-        if (!OUT_live(l)) continue;
-        int r = OUT_pos(l).y;
-        for (int c = cols_begin; c < cols_end; ++c) s[l] += X_at(r, c);
-    }
-    OUT = s;
-}""", inputs=("X",), split=sg.Split("cols", length=lambda a: a.X.cols, cost=4, extra=4),
-    name="test/rowsum")
 
 # the same loop, declared but not splittable: over the cap it must be refused
 ROWSUM_FIXED = sg.Kernel(

@@ -6,27 +6,12 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
+from kernels_for_tests import ACCUMULATE, MRT_SCALE, ROWSUM
 from shadergpgpu.engine import profiles
 from shadergpgpu.engine.builtin import SAXPY
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 
-HERE = Path(__file__).resolve().parent / "shaders"
-MRT_SCALE = sg.Kernel("mrt_scale.frag", root=HERE, inputs={"X": sg.In(like="OUT0")}, outputs=8)
-ACCUMULATE = sg.Kernel("accumulate.frag", root=HERE, inputs={"X": sg.In(like="OUT")},
-                       uniforms={"scale": "float"})
-ROWSUM = sg.Kernel(
-    source="""
-void main() {
-    vec4 s = vec4(0.0);
-    for (int l = 0; l < 4; ++l) {
-        if (!OUT_live(l)) continue;
-        int r = OUT_pos(l).y;
-        for (int c = cols_begin; c < cols_end; ++c) s[l] += X_at(r, c);
-    }
-    OUT = s;
-}""", inputs=("X",), split=sg.Split("cols", length=lambda a: a.X.cols, cost=4, extra=4),
-    name="test/rowsum")
 
 TOY = {"name": "toy", "description": "a small legacy GPU for tests",
        "limits": {"max_texture_size": 16, "max_draw_buffers": 4, "float32_render": True,

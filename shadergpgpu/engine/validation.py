@@ -13,7 +13,11 @@ from sklearn.utils import check_array, check_scalar
 
 from .arrays import DeviceArray, as_float32
 
-__all__ = ["as_float32", "array", "choice", "integer", "pick_device", "real", "device_array"]
+__all__ = ["as_float32", "array", "choice", "device_values", "integer", "pick_device", "real",
+           "device_array", "MAX_EXACT_INT"]
+
+#: Integers beyond this magnitude are not exact in float32, the device's only number type.
+MAX_EXACT_INT = 2 ** 24
 
 
 def real(x, name: str, lo=None, hi=None, closed: str = "both", finite: bool = True) -> float:
@@ -71,6 +75,35 @@ def array(x, name: str, ndim=2, finite: bool = True, min_rows: int = 1,
     if a.dtype != np.float32:
         a = a.astype(np.float32)
     return a
+
+
+def device_values(x, name: str, ndim=(1, 2)) -> np.ndarray:
+    """A host array of the ops' operands as float32 under the documented conversion rule:
+    float64 (and wider) is rounded to float32 (finite values beyond float32's range refused),
+    integers must lie within +-2**24 (exact in float32); complex, object and string arrays,
+    empty arrays and other dimensions are refused, each error naming ``name``. NaN and inf
+    pass through."""
+    a = np.asarray(x)
+    if a.dtype.kind == "c":
+        raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype})")
+    if a.dtype.kind not in "biuf":
+        raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
+    dims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+    if a.ndim not in dims:
+        raise ValueError(f"{name}: arrays are {' or '.join(f'{d}-D' for d in dims)}, got "
+                         f"shape {a.shape}")
+    if a.size == 0:
+        raise ValueError(f"{name}: empty array (shape {a.shape})")
+    if a.dtype.kind in "iu":
+        if int(a.max()) > MAX_EXACT_INT or int(a.min()) < -MAX_EXACT_INT:
+            raise ValueError(f"{name}: integer values beyond +-2**24 are not exact in float32 "
+                             "(the device's only number type); scale or split them")
+    elif a.dtype.itemsize > 4:
+        fin = np.isfinite(a)
+        if (np.abs(np.where(fin, a, 0.0)) > np.finfo(np.float32).max).any():
+            raise ValueError(f"{name}: finite values beyond float32's range "
+                             f"(+-{np.finfo(np.float32).max:.3g}) cannot be converted")
+    return np.ascontiguousarray(a, dtype=np.float32)
 
 
 def device_array(x, name: str, device=None, ndim=2) -> DeviceArray:

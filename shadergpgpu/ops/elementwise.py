@@ -40,12 +40,11 @@ from ..engine.builtin import COPY
 from ..engine.errors import ShaderCompileError
 from ..engine.kernels import In, Kernel, MAX_OUTPUTS
 from ..engine.plans import PassPlan, register_plan
-from ..engine.validation import pick_device
+from ..engine.validation import device_values, pick_device
 
 __all__ = ["ElementwiseKernel", "host_array"]
 
 #: Integers are exact in float32 below this magnitude.
-MAX_EXACT_INT = 2 ** 24
 _FLOAT_T = {"float16", "float32", "float64", "float", "double", "half", "single"}
 _INT_T = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "int", "uint",
           "long", "short"}
@@ -156,28 +155,9 @@ def _unknown_names(operation: str, known: set, preamble: str) -> list[str]:
 
 
 def host_array(x, name: str) -> np.ndarray:
-    """A host argument as a float32 array (1-D or 2-D) under the module's conversion rules."""
-    a = np.asarray(x)
-    if a.dtype.kind == "c":
-        raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype})")
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"{name}: arrays are 1-D or 2-D, got shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name}: empty array (shape {a.shape})")
-    if a.dtype.kind in "iu":
-        if a.size and (int(a.max()) > MAX_EXACT_INT or int(a.min()) < -MAX_EXACT_INT):
-            raise ValueError(f"{name}: integer values beyond +-2**24 are not exact in float32 "
-                             "(the device's only number type); scale or split them")
-        return a.astype(np.float32)
-    if a.dtype == np.float64 or a.dtype.itemsize > 4:
-        fin = np.isfinite(a)
-        big = np.abs(np.where(fin, a, 0.0)) > np.finfo(np.float32).max
-        if big.any():
-            raise ValueError(f"{name}: finite values beyond float32's range "
-                             f"(+-{np.finfo(np.float32).max:.3g}) cannot be converted")
-    return np.ascontiguousarray(a, dtype=np.float32)
+    """A host argument as a float32 array (1-D or 2-D) under the library's conversion rule
+    (:func:`shadergpgpu.engine.validation.device_values`)."""
+    return device_values(x, name)
 
 
 def _is_scalar(v) -> bool:

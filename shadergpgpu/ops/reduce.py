@@ -50,6 +50,7 @@ from ..engine.arrays import DeviceArray
 from ..engine.errors import ShaderCompileError
 from ..engine.kernels import In, Kernel, declare
 from ..engine.layout import Layout
+from ..engine.validation import device_values
 from ..engine.limits import ceil_div
 from ..engine.plans import PassPlan, register_plan
 
@@ -336,27 +337,10 @@ def _float_literal(v: float) -> str:
     return f"uintBitsToFloat(0x{bits:08X}u)"
 
 
-def _exact_int_check(a: np.ndarray, name: str) -> None:
-    if a.dtype.kind in "iu" and a.size and (int(a.max()) > 2 ** 24 or int(a.min()) < -2 ** 24):
-        raise ValueError(f"{name}: integer values beyond 2**24 = {2 ** 24} are not exact in "
-                         "float32 (the device's number type); convert explicitly if rounding "
-                         "is acceptable")
-
-
 def host_operand(x, name: str) -> np.ndarray:
-    """A numpy operand as float32 (float64 converted; exact integers; no complex/object)."""
-    a = np.asarray(x)
-    if a.dtype.kind == "c":
-        raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype})")
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
-    if a.ndim not in (1, 2):
-        raise ValueError(f"{name} must be a 1-D or 2-D array, got shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name} is empty (shape {a.shape}); a reduction needs at least one "
-                         "element")
-    _exact_int_check(a, name)
-    return np.asarray(a, np.float32)
+    """A numpy operand as float32 under the library's conversion rule
+    (:func:`shadergpgpu.engine.validation.device_values`)."""
+    return device_values(x, name)
 
 
 def _scalar(v, name: str) -> float:
