@@ -37,7 +37,6 @@ a MISSED line (the project's performance target).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 import time
 
-import numpy as np
 
 import _demo  # demos/_demo.py: argument checks, optional packages
 

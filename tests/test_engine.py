@@ -1,5 +1,4 @@
 """The render-pass engine: kernels vs numpy, blending, MRT, errors, pool, counters."""
-from pathlib import Path
 
 import numpy as np
 import pytest

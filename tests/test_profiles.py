@@ -1,6 +1,5 @@
 """Device profiles: limits as data, enforced by the engine on the real context."""
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -267,7 +267,7 @@ def glsl_output(kind: tuple, name: str, location: int) -> str:
     else:
         grid = "    return ivec2(int(gl_FragCoord.y), int(gl_FragCoord.x));\n"
         inside = "    return true;\n"
-    minor = f"g.y * 4 + lane" if packed else "g.y"
+    minor = "g.y * 4 + lane" if packed else "g.y"
     pos = "ivec2(g.x, m)" if order == "row" else "ivec2(m, g.x)"
     lane_ok = "" if packed else " && lane == 0"
     return (f"layout(location = {location}) out vec4 {name};\n" + _glsl_shape(kind, name) +

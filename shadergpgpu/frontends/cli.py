@@ -39,7 +39,7 @@ def _device_error(e: Exception, device_index) -> str:
     m = re.search(r"requested device index (\d+), but found (\d+) devices?", cause)
     if m:
         n = int(m.group(2))
-        have = f"device 0" if n == 1 else f"devices 0..{n - 1}"
+        have = "device 0" if n == 1 else f"devices 0..{n - 1}"
         return (f"EGL device {m.group(1)} does not exist: this machine has {n} EGL "
                 f"device{'s' if n != 1 else ''} ({have}); pass --device-index "
                 f"{'0' if n == 1 else f'0 to {n - 1}'} or leave it out")
