@@ -306,6 +306,19 @@ class Timer:
                    "after each"
 
 
+def blas_threads(n: int = 1):
+    """A context that limits numpy's BLAS to ``n`` threads (threadpoolctl, installed with
+    scikit-learn): the CPU baselines of the reports run on one thread, so they do not fight
+    the renderer's threads on a small shared host (a multi-threaded BLAS measured 100x slower
+    there at n = 128). A no-op without threadpoolctl."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:                      # pragma: no cover - comes with scikit-learn
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=n, user_api="blas")
+
+
 def time_call(fn, finish, repeat: int = 5, warmup: int = 1, min_time: float = 0.0) -> float:
     """Median seconds per call of ``fn`` (``finish`` waits for the GPU); see :func:`measure`."""
     return measure(fn, finish, repeat, warmup, min_time).median
@@ -338,13 +351,21 @@ def _gapped(xs_all: list, xs, ys) -> tuple[list, list]:
 
 def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog: bool = True,
                meta: dict | None = None, logx: bool | None = None,
-               logy: bool | None = None) -> bool:
+               logy: bool | None = None, bands: dict | None = None,
+               hlines: dict | None = None, styles: dict | None = None,
+               note: str | None = None) -> bool:
     """Plot ``{label: (xs, ys)}`` to ``path``; returns False when matplotlib is missing.
 
     Every point has a marker; a series' line is broken where it was not measured (an x value
     another series has, or a y of None/NaN), so no line crosses unmeasured sizes. The title
     gets a second line with the device and date (``meta`` or the last :func:`device_meta`);
     the legend sits outside the axes, off the data.
+
+    Optional: ``bands`` ``{label: (lows, highs)}`` (same x as the series) draws the spread of
+    the repeats (fastest..slowest) as error bars; ``hlines`` ``{label: y}`` draws dashed
+    horizontal lines (ceilings, a paper's figure); ``styles`` ``{label: dict}`` passes plot
+    keywords per series (e.g. ``{"ls": "none", "marker": "*"}`` for isolated reference
+    points); ``note`` is a line of small text under the axes (what the labels mean).
     """
     plt = _pyplot()
     if plt is None:
@@ -353,7 +374,21 @@ def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog:
     fig, ax = plt.subplots(figsize=(7.6, 4.4), dpi=110)
     for label, (xs, ys) in series.items():
         gx, gy = _gapped(xs_all, xs, ys)
-        ax.plot(gx, gy, marker="o", ms=4, lw=1.2, label=label)
+        kw = {"marker": "o", "ms": 4, "lw": 1.2}
+        kw.update((styles or {}).get(label, {}))
+        line, = ax.plot(gx, gy, label=label, **kw)
+        if bands and label in bands:
+            lo, hi = bands[label]
+            _, glo = _gapped(xs_all, xs, lo)
+            _, ghi = _gapped(xs_all, xs, hi)
+            err = [[max(y - a, 0.0) if y == y and a == a else 0.0 for y, a in zip(gy, glo)],
+                   [max(b - y, 0.0) if y == y and b == b else 0.0 for y, b in zip(gy, ghi)]]
+            ax.errorbar(gx, gy, yerr=err, fmt="none", ecolor=line.get_color(), elinewidth=0.9,
+                        capsize=2.5, alpha=0.8)
+    for i, (label, y) in enumerate((hlines or {}).items()):
+        if y is not None and y == y:
+            ax.axhline(y, ls=(0, (5, 3)) if i % 2 == 0 else (0, (1, 2)), lw=1.2,
+                       color=f"C{(len(series) + i) % 10}", label=label)
     logx = loglog if logx is None else logx
     logy = loglog if logy is None else logy
     if logx:
@@ -364,8 +399,10 @@ def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog:
     ax.set_ylabel(ylabel)
     ax.set_title(plot_title(title, meta), fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    if series:
+    if series or hlines:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    if note:
+        fig.text(0.01, -0.02, note, fontsize=7, ha="left", va="top", wrap=True)
     fig.tight_layout()
     fig.savefig(path, bbox_inches="tight")
     plt.close(fig)

@@ -1,12 +1,13 @@
 """Pass-count report for the reductions and the SMO trainer: plan against measurement.
 
-``shadergpgpu report svm [--quick] [--out DIR]`` (also reachable as ``report reduce``).
+``shadergpgpu report svm [--quick] [--out DIR]`` (the reductions' report too).
 
 1. Reductions (sum, arg-max): passes per call for vector lengths n and fan-ins F, the
    registered plan ``max(1, ceil(log_F(ceil(n / 4))))`` next to the pass counter, with the
    time per reduction.
 2. SMO: one binary training run per working-set rule; passes per phase (init, select,
-   update) from the plan ``svm/smo`` and from the counter, iterations and seconds.
+   update) from the plan ``svm/smo`` and from the counter, iterations and seconds, with
+   the step on the device (``readback_every`` = the default) and on the host (1).
 """
 from __future__ import annotations
 
@@ -50,16 +51,22 @@ def _smo_rows(dev, n, progress):
     X = rng.standard_normal((n, 8))
     y = (X[:, 0] * X[:, 1] + 0.3 * rng.standard_normal(n) > 0).astype(int)
     rows = []
+    from ...algorithms.svm import READBACK_EVERY
     for ws in ("second-order", "first-order"):
-        dev.counter.reset()
-        t0 = time.perf_counter()
-        m = SVC(device=dev, working_set=ws).fit(X, y)
-        sec = time.perf_counter() - t0
-        snap = dev.counter.snapshot()
-        for r in plans.compare(plans.get_plan("svm/smo"), snap, n=n,
-                               n_iter=int(m.n_iter_[0]), working_set=ws):
-            rows.append({"working_set": ws, "n": n, "n_iter": int(m.n_iter_[0]),
-                         "n_sv": int(len(m.support_)), "seconds": sec, **r})
+        for rb in (READBACK_EVERY, 1):   # step on the device / on the host
+            dev.counter.reset()
+            t0 = time.perf_counter()
+            m = SVC(device=dev, working_set=ws, readback_every=rb).fit(X, y)
+            sec = time.perf_counter() - t0
+            snap = dev.counter.snapshot()
+            for r in plans.compare(plans.get_plan("svm/smo"), snap, n=n,
+                                   n_iter=int(m.n_iter_[0]), working_set=ws,
+                                   fanin=R.fanin_for(dev), n_features=X.shape[1],
+                                   loop_cap=dev.loop_cap, readback_every=rb,
+                                   float_blend=dev.float_blending):
+                rows.append({"working_set": ws, "readback_every": rb, "n": n,
+                             "n_iter": int(m.n_iter_[0]), "n_sv": int(len(m.support_)),
+                             "seconds": sec, **r})
         progress.step(ws)
     return rows
 
