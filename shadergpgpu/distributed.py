@@ -1009,7 +1009,8 @@ class _SammonShard:
 
         dev.run = rows_only
         try:
-            self.run = run = S._Run(dev, Xc, np.zeros((n, int(est.n_components))), est)
+            self.run = run = S._Run(dev, Xc, np.zeros((n, int(est.n_components))), est,
+                                    rows=(lo, hi))
         finally:
             del dev.run
         try:

@@ -562,12 +562,13 @@ class Sammon(TransformerMixin, BaseEstimator):
         return self.fit(X, client=client).embedding_
 
 
-def _spot_check_rowsums(dev, V, Xc, rows: int = 3) -> None:
+def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
+                        rows: int = 3) -> None:
     """Compare a few of the device's row sums of dn with the host's (float64): a driver that
     drops or cuts a long draw (seen on the NVIDIA driver at N = 100,000, n = 200: zeros, no
     GL error) must raise, never feed a wrong sum into the fit."""
-    n = Xc.shape[0]
-    idx = np.unique(np.linspace(0, n - 1, rows).astype(int))
+    hi = Xc.shape[0] if hi is None else int(hi)
+    idx = np.unique(np.linspace(int(lo), hi - 1, rows).astype(int))
     Xd = np.asarray(Xc, dtype=np.float64)
     ref = np.array([np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1)).sum() for i in idx])
     got = V.get().reshape(-1)[idx].astype(np.float64)
@@ -585,8 +586,10 @@ def _spot_check_rowsums(dev, V, Xc, rows: int = 3) -> None:
 class _Run:
     """Device state of one fit: textures, prepared passes and the step control."""
 
-    def __init__(self, dev, X, Y0, est):
+    def __init__(self, dev, X, Y0, est, rows=None):
+        # rows: (lo, hi) when only those points' row sums are computed (a Dask shard)
         self.dev, self.est = dev, est
+        self.rows = rows
         self._arrays = []
         self._chains = []
         try:
@@ -653,7 +656,7 @@ class _Run:
                             uniforms={"blk0": b0, "n_blk": nb},
                             accumulate="add" if k > 0 else None)
                 sum_dn = _reduce.total(dev, self.V)
-                _spot_check_rowsums(dev, self.V, Xc)
+                _spot_check_rowsums(dev, self.V, Xc, *(self.rows or ()))
                 src_inputs = {"X": self.X}
         if not sum_dn > 0 or not math.isfinite(sum_dn):
             raise ValueError("X: all samples coincide (every source distance is 0); the Sammon "
