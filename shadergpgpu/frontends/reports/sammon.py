@@ -72,9 +72,20 @@ def main(argv=None) -> int:
             f"plan `sammon/fit`: {plan.formula}", "", markdown_table(plan_rows)]
     (out / "sammon.md").write_text("\n".join(text))
     if not a.no_plots:
+        # layouts and caching compute the same float32 iterates, so their curves coincide:
+        # distinct markers, sizes and dashes keep every curve visible on top of the others
+        marks = ["o", "s", "^", "D", "v", "x"]
+        dashes = ["-", "--", ":", "-.", (0, (5, 1)), (0, (1, 2))]
+        styles = {k: {"marker": marks[i % 6], "ms": 9 - i, "ls": dashes[i % 6],
+                      "mfc": "none", "lw": 1.0 + 0.4 * (i % 3)}
+                  for i, k in enumerate(series)}
         plot_lines(out / "sammon_stress.png",
                    {k: ([x + 1 for x in xs], ys) for k, (xs, ys) in series.items()},
-                   "accepted iterate + 1", "Sammon stress", "Stress history (digits)")
+                   "accepted iterate + 1", "Sammon stress", "Stress history (digits)",
+                   styles=styles,
+                   note="Layouts (rows/columns) and cached distances give the same iterates, "
+                        "so their curves lie on top of each other\n(markers and dashes "
+                        "distinguish them); 'source' and 'adaptive' are the two step rules.")
     print("\n".join(text))
     bad = [r for r in plan_rows if r["match"] is not True]
     for r in bad:
