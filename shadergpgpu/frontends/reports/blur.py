@@ -146,7 +146,8 @@ def _summary(rows, pass_rows, spread, size, quick) -> str:
     best = max(rows, key=lambda r: r["mp_per_s"]) if rows else None
     if best:
         s.append(f"The best rate at {size}x{size} is {best['mp_per_s']:.3g} MP/s "
-                 f"({best['method']} {best['schedule']} c={best['channels']}, sigma "
+                 f"({best['method']}{'' if best['schedule'] == '-' else ' ' + best['schedule']} "
+                 f"c={best['channels']}, sigma "
                  f"{best['sigma']:g}); the source (002) estimates ~{PAPER_MPS:,} MP/s for its "
                  "V+T+V+T schedule on its GPU.")
     return " ".join(s)

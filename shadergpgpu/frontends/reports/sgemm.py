@@ -148,7 +148,7 @@ def main(argv=None) -> int:
                            "the table only."):
             plotted = "sgemm.png"
 
-    lines = [f"# SGEMM: pass plan, speed and ceilings", "",
+    lines = ["# SGEMM: pass plan, speed and ceilings", "",
              f"Device: {meta['device']}, GL {meta['gl_version']}; date {meta['date']}"
              f"{' (--quick)' if args.quick else ''}. Default variant here: "
              f"`{meta['default_variant']}`.", "", "## Symbols", "", *SYMBOLS, "",
