@@ -129,14 +129,14 @@ def test_pass_plan_matches_counter(dev, rng, rb):
         assert snap == exp
         # hard-coded counts, by hand: 300 points pad to 512 = 128 texels; fan-in 4 reduces
         # 128 -> 32 -> 8 -> 2 -> 1, so L = 4 passes per reduction. Per selection: fused
-        # second-order = L (I_up/I_low pair) + 1 (objective) + L (arg-min) = 9; fused
-        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13. Host step (rb = 1):
+        # second-order = L (I_up/I_low pair) + L (arg-min, the gain computed in its first
+        # level) = 8; fused first-order = L = 4; unfused second-order = 2L + L = 12. Host step (rb = 1):
         # one selection per iteration plus the final one; one update pass per iteration; 2
         # init fills. Device step (rb = 8, solved inside the update pass): ceil((it + 1) / 8)
         # * 8 iterations of selection and update; 2 init fills (G, alpha and state).
         it = int(m.n_iter_[0])
-        per_sel = {("second-order", True): 9, ("first-order", True): 4,
-                   ("second-order", False): 13}[(ws, fused)]
+        per_sel = {("second-order", True): 8, ("first-order", True): 4,
+                   ("second-order", False): 12}[(ws, fused)]
         if rb == 1:
             assert snap == {"svm/init": 2, "svm/select": per_sel * (it + 1), "svm/update": it}
         else:
@@ -165,6 +165,30 @@ def test_device_step_equals_host_step(dev, ws):
     for m in fits[1:]:
         np.testing.assert_array_equal(m.dual_coef_, fits[0].dual_coef_)
         assert m.intercept_ == fits[0].intercept_
+
+
+@pytest.mark.parametrize("rb", [1, 16])
+def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
+    """The second-order gain computed inside the arg-min's first level (the default) and by an
+    objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
+    from shadergpgpu.algorithms import svm as S
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[::2]
+    y = y[::2]
+    dev.counter.reset()
+    fused = SVC(device=dev, readback_every=rb).fit(X, y)
+    fused_passes = dev.counter.snapshot()["svm/select"]["passes"]
+    monkeypatch.setattr(S, "FUSE_GAIN", False)
+    dev.counter.reset()
+    plain = SVC(device=dev, readback_every=rb).fit(X, y)
+    plain_passes = dev.counter.snapshot()["svm/select"]["passes"]
+    assert fused.n_iter_[0] == plain.n_iter_[0]
+    np.testing.assert_array_equal(fused.support_, plain.support_)
+    np.testing.assert_allclose(fused.dual_coef_, plain.dual_coef_, atol=1e-5)
+    np.testing.assert_allclose(fused.intercept_, plain.intercept_, atol=1e-5)
+    # one selection pass less per iteration (the objective pass)
+    runs = fused.n_iter_[0] + 1 if rb == 1 else -(-(fused.n_iter_[0] + 1) // rb) * rb
+    assert plain_passes - fused_passes == runs
 
 
 def test_max_iter_warns(dev, rng):

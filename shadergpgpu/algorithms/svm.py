@@ -77,6 +77,16 @@ SELECT_LOW = _reduce.arg_kernels("algorithms/svm/select_low.frag", _VEC, _SETS,
                                  name="svm/select_low")
 _FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment walks)
 _HINT = "X has too many features (n_features) for one pass on this device"
+#: first level of the second-order partner selection computing the gain on the fly (the
+#: kernel row of i for the level's FANIN texels: FANIN x (feature texels + 1) loop steps)
+SELECT_SECOND = _reduce.arg_kernels(
+    "algorithms/svm/select_second.frag",
+    dict(DATA_INPUTS, **_VEC, SEL=In(packed=True, order="row")), {"C": "float", "gamma": "float"},
+    name="svm/select_second", loop=lambda a: a.defines["FANIN"] * (a.XR.grid_w + 1))
+#: second-order selection: the gain computed inside the arg-min's first level (True) rather
+#: than by an objective pass of its own writing the kernel row of i (one dependent pass less
+#: per iteration); used where the level's loop fits the device's loop cap
+FUSE_GAIN = True
 _OUT_VEC = {"G": In(like="OUT"), "A": In(like="OUT"), "Y": In(like="OUT"),
             "RES": In(packed=True, order="row")}
 #: second-order gain of every point against i (read from RES on the device), fused RBF walk;
@@ -160,6 +170,16 @@ def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
     return cuts + (cuts - 1) * (0 if float_blend else 2 * int(n_outputs))
 
 
+def gain_fused(n_pad: int, n_features: int, fanin: int, loop_cap: int | None,
+               working_set: str = "second-order") -> bool:
+    """Whether the second-order selection computes the gain inside the arg-min's first level
+    (:data:`FUSE_GAIN`; that level's FANIN x (feature texels + 1) steps fit the cap, and it is
+    not the final level, which writes the results the level reads)."""
+    steps = int(fanin) * (ceil_div(int(n_features), 4) + 1)
+    return (FUSE_GAIN and working_set == "second-order" and
+            _reduce.passes(n_pad, fanin) > 1 and (loop_cap is None or steps <= loop_cap))
+
+
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
                fanin: int | None = None, fused: bool = True, n_features: int = 1,
                loop_cap: int | None = None, readback_every: int = 1,
@@ -172,6 +192,8 @@ def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
     rbf = pair_passes(n_features, loop_cap, float_blend)
     d2 = split_passes(n_features, loop_cap, 1, float_blend)
     obj = 1 if not d2 else d2 + 1
+    if gain_fused(npad, n_features, fanin, loop_cap, working_set):
+        obj = 0
     second = working_set == "second-order"
     select = (L if fused else 2 * L) + (obj + L if second else 0)
     if readback_every == 1:
@@ -190,7 +212,9 @@ register_plan(PassPlan(
             "update pass): init 2; ceil((n_iter + 1) / k) * k iterations of select S, "
             "update R. "
             "S = L (fused I_up/I_low pair; 2L unfused) (+ O + L second-order); "
-            "L = ceil(log_F(n_pad / 4)), n_pad = n rounded up to 256; R = 1, O = 1, or past "
+            "L = ceil(log_F(n_pad / 4)), n_pad = n rounded up to 256; R = 1, O = 0 (the "
+            "gain computed in the arg-min's first level, where F (ceil(d / 4) + 1) fits the "
+            "loop cap), else O = 1, or past "
             "the loop cap (ceil(d / 4) > cap, c = ceil(ceil(d / 4) / cap) cuts) R = c + 1, "
             "O = c + 1 (first-order device step with 2 ceil(d / 4) > cap: S += max(1, c)), each "
             "cut after the first costing "
@@ -231,10 +255,12 @@ class BinarySMO:
         second = working_set == "second-order"
         # where the device step reads K_ij: the kernel row of i (second-order), a walk over
         # the features of x_i and x_j (first-order), or the distances to i (past the cap)
+        self.fuse_gain = not self.split and gain_fused(npad, self.data.d, self.fanin,
+                                                         dev.loop_cap, working_set)
         if self.split or (not second and not _walk_fits(self.data.d, dev.loop_cap)):
             self.ksrc = 2
         else:
-            self.ksrc = 1 if second else 0
+            self.ksrc = 1 if second and not self.fuse_gain else 0
         self.y = np.asarray(y, np.float64)
         ypad = np.zeros(npad, np.float32)
         ypad[:n] = self.y
@@ -242,8 +268,8 @@ class BinarySMO:
         self.G = [self._keep(self.data.vector()) for _ in range(2)]
         self.A = [self._keep(self.data.vector()) for _ in range(2)]
         self.res = self._keep(_reduce.result_array(dev, 3))
-        self.obj = self._keep(self.data.vector())
-        self.krow = self._keep(self.data.vector())
+        self.obj = None if self.fuse_gain else self._keep(self.data.vector())
+        self.krow = None if self.fuse_gain else self._keep(self.data.vector())
         self.d2 = self._keep(self.data.vector()) if self.split or self.ksrc == 2 else None
         self.state_texel = npad // 4 - 1
         self._read_fbos = {}
@@ -268,7 +294,12 @@ class BinarySMO:
             chains = [_reduce.ArgReduction(dev, "max", SELECT_UP, src, nt, self.res, 0, **kw),
                       _reduce.ArgReduction(dev, "max", SELECT_LOW, src, nt, self.res, 1, **kw)]
         u = {"gamma": self.gamma, "C": C}
-        if self.working_set == "second-order":
+        if self.fuse_gain:
+            chains.append(_reduce.ArgReduction(
+                dev, "min", SELECT_SECOND, dict(self.data.inputs, SEL=self.res, **src), nt,
+                self.res, 2, payload=self.G[k], fanin=self.fanin, strict_scan=True,
+                first_uniforms={"C": C, "gamma": self.gamma}))
+        elif self.working_set == "second-order":
             if not self.split:
                 chains.append(dev.prepare(OBJECTIVE, {"OUT": self.obj, "KI": self.krow},
                                           inputs=dict(self.data.inputs, RES=self.res, **src),

@@ -903,21 +903,24 @@ _ARG_DEFINES = {"FANIN": DEFAULT_FANIN, "MODE_MAX": 0, "SCAN_STRICT": 0, "PAYLOA
 
 
 def arg_kernels(file: str, inputs: dict, uniforms: dict | None = None, name: str = None,
-                dual: bool = False, defines: dict | None = None, root=None) -> dict:
+                dual: bool = False, defines: dict | None = None, root=None,
+                loop=None) -> dict:
     """The kernels of one arg-reduction level: ``{False: kernel writing VAL, IDX (DUAL: and
     VAL2, IDX2), True: final kernel writing RES}``, declared from ``file`` (which defines
     ``SRC_TEX_W`` and ``candidates(t, p, v, idx)`` and includes
     ``ops/reduce/argbest_core.glsl``: a level walks its source texels ``t`` with their texture
     coordinates ``p`` stepped along without divisions; with ``TEXEL_INDEX`` the indices are
     texel numbers turned into flat indices once per output texel). Every one also takes the
-    payload input ``P0`` (read by element; bound to a dummy array without a payload)."""
+    payload input ``P0`` (read by element; bound to a dummy array without a payload).
+    ``loop``: the loop iterations of one fragment (default ``FANIN``), for a ``candidates()``
+    that loops itself."""
     ins = dict(inputs)
     ins["P0"] = In()
     uni = dict(_ARG_UNIFORMS, **(uniforms or {}))
     base = dict(_ARG_DEFINES, **(defines or {}), DUAL=int(dual))
     outs = ("VAL", "IDX", "VAL2", "IDX2") if dual else ("VAL", "IDX")
     name = name or file
-    loop = lambda a: a.defines["FANIN"]  # noqa: E731
+    loop = loop or (lambda a: a.defines["FANIN"])  # noqa: E731
     hint = "use a smaller fanin"
     return {False: declare(file, inputs=ins, outputs=outs, uniforms=uni,
                            defines=dict(base, FINAL=0), loop=loop, name=name, root=root,

@@ -77,24 +77,32 @@ void main() {
     int t = f;
     ivec2 p = ivec2(f % W, f / W);
     ivec2 dp = ivec2(stride % W, stride / W);
+    // Straight-line body (no break): past the source's end a step re-reads the fragment's
+    // first texel and takes nothing, so the compiler can unroll the loop and issue the
+    // fetches of all steps together (a level is fetch-latency bound on a GPU otherwise).
+    ivec2 p0 = p;
     for (int k = 0; k < FANIN; ++k) {
-        if (t >= n_src) break;
+        bool live = t < n_src;
+        int tk = live ? t : f;
+        ivec2 pk = live ? p : p0;
         vec4 v, i;
-        candidates(t, p, v, i);
+        candidates(tk, pk, v, i);
 #if SCAN_STRICT
         bvec4 take = better_in_scan(v, bv, bi);
 #else
         bvec4 take = better(v, i, bv, bi);
 #endif
+        take = bvec4(vec4(take) * float(live));
         bv = mix(bv, v, take);
         bi = mix(bi, i, take);
 #if DUAL
-        candidates2(t, p, v, i);
+        candidates2(tk, pk, v, i);
 #if SCAN_STRICT
         take = better_in_scan(v, bv2, bi2);
 #else
         take = better(v, i, bv2, bi2);
 #endif
+        take = bvec4(vec4(take) * float(live));
         bv2 = mix(bv2, v, take);
         bi2 = mix(bi2, i, take);
 #endif
