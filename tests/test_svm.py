@@ -129,14 +129,15 @@ def test_pass_plan_matches_counter(dev, rng, rb):
         assert snap == exp
         # hard-coded counts, by hand: 300 points pad to 512 = 128 texels; fan-in 4 reduces
         # 128 -> 32 -> 8 -> 2 -> 1, so L = 4 passes per reduction. Per selection: fused
-        # second-order = L (I_up/I_low pair) + L (arg-min, the gain computed in its first
-        # level) = 8; fused first-order = L = 4; unfused second-order = 2L + L = 12. Host step (rb = 1):
+        # second-order = L (I_up/I_low pair) + 1 (objective) + L (arg-min) = 9; fused
+        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13 (svm.FUSE_GAIN = True
+        # computes the gain in the arg-min's first level: one pass less). Host step (rb = 1):
         # one selection per iteration plus the final one; one update pass per iteration; 2
         # init fills. Device step (rb = 8, solved inside the update pass): ceil((it + 1) / 8)
         # * 8 iterations of selection and update; 2 init fills (G, alpha and state).
         it = int(m.n_iter_[0])
-        per_sel = {("second-order", True): 8, ("first-order", True): 4,
-                   ("second-order", False): 12}[(ws, fused)]
+        per_sel = {("second-order", True): 9, ("first-order", True): 4,
+                   ("second-order", False): 13}[(ws, fused)]
         if rb == 1:
             assert snap == {"svm/init": 2, "svm/select": per_sel * (it + 1), "svm/update": it}
         else:
@@ -169,12 +170,13 @@ def test_device_step_equals_host_step(dev, ws):
 
 @pytest.mark.parametrize("rb", [1, 16])
 def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
-    """The second-order gain computed inside the arg-min's first level (the default) and by an
-    objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
+    """The second-order gain computed inside the arg-min's first level (svm.FUSE_GAIN) and by
+    an objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
     from shadergpgpu.algorithms import svm as S
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::2]
     y = y[::2]
+    monkeypatch.setattr(S, "FUSE_GAIN", True)
     dev.counter.reset()
     fused = SVC(device=dev, readback_every=rb).fit(X, y)
     fused_passes = dev.counter.snapshot()["svm/select"]["passes"]

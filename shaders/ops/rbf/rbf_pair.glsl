@@ -5,15 +5,14 @@
 // XR, the same data in row order, packed (a texel holds 4 features of one point). The feature
 // of each lane of XR's texel d4 comes from XR_flat(0, d4) (row 0's flat index = the feature;
 // -1 marks padding lanes).
-// No branches in the walk (a padding lane reads feature 0 with weight 0), so the compiler can
-// issue the fetches of a step together: the kernel-row passes are latency bound on a GPU.
 void rbf_acc(int d, int gj, float ph, float pl, inout vec4 sh, inout vec4 sl) {
-    float w = float(d >= 0);
-    vec4 x = XC_texel(max(d, 0), gj);
-    vec4 a = x - ph;
-    vec4 b = x - pl;
-    sh += w * (a * a);
-    sl += w * (b * b);
+    if (d >= 0) {
+        vec4 x = XC_texel(d, gj);
+        vec4 a = x - ph;
+        vec4 b = x - pl;
+        sh += a * a;
+        sl += b * b;
+    }
 }
 
 void rbf_d2_pair(int gj, int h, int l, int d4_lo, int d4_hi, out vec4 sh, out vec4 sl) {
@@ -31,8 +30,10 @@ void rbf_d2_pair(int gj, int h, int l, int d4_lo, int d4_hi, out vec4 sh, out ve
 }
 
 void rbf_one_acc(int d, int gj, float ph, inout vec4 s) {
-    vec4 a = XC_texel(max(d, 0), gj) - ph;
-    s += float(d >= 0) * (a * a);
+    if (d >= 0) {
+        vec4 a = XC_texel(d, gj) - ph;
+        s += a * a;
+    }
 }
 
 // The same against one point h.

@@ -20,6 +20,13 @@
 // Uniforms (declared by the kernel): stride (output texels of this level), slot (FINAL: grid
 // column of the result texel), n_src (source texels).
 #include "argbest_defs.glsl"
+#ifndef FETCH_BATCH
+#if (FANIN % 4) == 0
+#define FETCH_BATCH 4
+#else
+#define FETCH_BATCH 1
+#endif
+#endif
 #ifndef TEXEL_INDEX
 #define TEXEL_INDEX 0
 #endif
@@ -77,40 +84,53 @@ void main() {
     int t = f;
     ivec2 p = ivec2(f % W, f / W);
     ivec2 dp = ivec2(stride % W, stride / W);
-    // Straight-line body (no break): past the source's end a step re-reads the fragment's
-    // first texel and takes nothing, so the compiler can unroll the loop and issue the
-    // fetches of all steps together (a level is fetch-latency bound on a GPU otherwise).
+    // Texels are taken in batches of FETCH_BATCH: first every candidate of the batch is
+    // fetched (independent reads, in flight together; past the source's end a step re-reads
+    // the fragment's first texel and is masked), then they are compared in order. A level with
+    // few fragments is bound by fetch latency on a GPU, not by bandwidth.
     ivec2 p0 = p;
-    for (int k = 0; k < FANIN; ++k) {
-        bool live = t < n_src;
-        int tk = live ? t : f;
-        ivec2 pk = live ? p : p0;
-        vec4 v, i;
-        candidates(tk, pk, v, i);
-#if SCAN_STRICT
-        bvec4 take = better_in_scan(v, bv, bi);
-#else
-        bvec4 take = better(v, i, bv, bi);
-#endif
-        take = bvec4(vec4(take) * float(live));
-        bv = mix(bv, v, take);
-        bi = mix(bi, i, take);
+    for (int k = 0; k < FANIN; k += FETCH_BATCH) {
+        if (t >= n_src) break;
+        vec4 cv[FETCH_BATCH];
+        vec4 ci[FETCH_BATCH];
+        bool live[FETCH_BATCH];
 #if DUAL
-        candidates2(tk, pk, v, i);
+        vec4 cv2[FETCH_BATCH];
+        vec4 ci2[FETCH_BATCH];
+#endif
+        for (int b = 0; b < FETCH_BATCH; ++b) {
+            live[b] = t < n_src;
+            int tk = live[b] ? t : f;
+            ivec2 pk = live[b] ? p : p0;
+            candidates(tk, pk, cv[b], ci[b]);
+#if DUAL
+            candidates2(tk, pk, cv2[b], ci2[b]);
+#endif
+            t += stride;
+            p += dp;
+            int carry = int(p.x >= W);
+            p += ivec2(-W * carry, carry);
+        }
+        for (int b = 0; b < FETCH_BATCH; ++b) {
+            float on = float(live[b]);
 #if SCAN_STRICT
-        take = better_in_scan(v, bv2, bi2);
+            bvec4 take = better_in_scan(cv[b], bv, bi);
 #else
-        take = better(v, i, bv2, bi2);
+            bvec4 take = better(cv[b], ci[b], bv, bi);
 #endif
-        take = bvec4(vec4(take) * float(live));
-        bv2 = mix(bv2, v, take);
-        bi2 = mix(bi2, i, take);
+            take = bvec4(vec4(take) * on);
+            bv = mix(bv, cv[b], take);
+            bi = mix(bi, ci[b], take);
+#if DUAL
+#if SCAN_STRICT
+            take = better_in_scan(cv2[b], bv2, bi2);
+#else
+            take = better(cv2[b], ci2[b], bv2, bi2);
 #endif
-        t += stride;
-        p += dp;
-        if (p.x >= W) {
-            p.x -= W;
-            p.y += 1;
+            take = bvec4(vec4(take) * on);
+            bv2 = mix(bv2, cv2[b], take);
+            bi2 = mix(bi2, ci2[b], take);
+#endif
         }
     }
 #if TEXEL_INDEX

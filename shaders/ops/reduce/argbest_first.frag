@@ -16,13 +16,13 @@ ivec4 flat_of_texel(int t) {
 }
 
 void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
-    // only the last texel can hold padding lanes (no branch: see argbest_core.glsl)
     v = texelFetch(sg_V, p, 0);
-    bool last = t == n_src - 1;
-    bvec4 ok = bvec4(vec4(greaterThanEqual(flat_of_texel(last ? t : 0), ivec4(0))) +
-                     float(!last));
-    v = mix(vec4(worst_value()), v, ok);
-    idx = mix(vec4(NO_INDEX), vec4(float(t)), ok);
+    idx = vec4(float(t));
+    if (t == n_src - 1) {
+        bvec4 ok = greaterThanEqual(flat_of_texel(t), ivec4(0));
+        v = mix(vec4(worst_value()), v, ok);
+        idx = mix(vec4(NO_INDEX), idx, ok);
+    }
 }
 #else
 void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
