@@ -253,3 +253,16 @@ def test_cached_chains_survive_framebuffer_eviction(dev, rng):
     assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
     assert abs(R.total(dev, a, fanin=2) - x.sum(dtype=np.float64)) <= 1e-5 * np.abs(x).sum()
     a.release()
+
+
+def test_level_vectors_wrap_and_widen(dev):
+    """Partial-result vectors wrap at LEVEL_WRAP texels per row, and widen where that many rows
+    would not hold them (here a first level of 16,385 texels > 128 x 128), with exact results."""
+    from shadergpgpu.ops.reduce import LEVEL_WRAP, _vector_layout
+    small, big = _vector_layout(dev, 1000), _vector_layout(dev, 16385)
+    assert small.tex_w == LEVEL_WRAP and small.tex_h == 8
+    assert big.tex_w >= 129 and big.tex_h <= big.tex_w
+    x = np.random.default_rng(3).standard_normal(4 * 2 * 16385 - 3).astype(np.float32)
+    a = dev.array(x)
+    assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
+    assert R.argmin(dev, a, fanin=4) == (float(x.min()), int(np.argmin(x)))
