@@ -114,6 +114,27 @@ def test_recursive_multilevel_scan_and_anisotropic_sigma(dev, schedule):
     assert rel_err(out, g, reference(g, (2.5, 6.0), "reflect")) <= 5e-3
 
 
+@pytest.mark.parametrize("profile", ["native", "webgl2"])
+def test_recursive_block_sizes_off_the_compiled_constants(profile):
+    """Level-1 blocks of 24 and 40 texels run the uniform block size (C1K 0): 3 and 5 chunks of
+    8 texels per block (6 and 10 of 4 under webgl2's 4 render targets), short last blocks and
+    padding lanes (widths not multiples of 4) on both axes."""
+    d = sg.Device(profile=profile)
+    try:
+        for shape in ((83, 157), (45, 131, 3)):
+            img = natural(*shape[:2], c=shape[2] if len(shape) == 3 else None, seed=21)
+            for c1, (border, sigma) in zip((24, 40), (("reflect", (1.5, 6.0)),
+                                                      ("nearest", (7.0, 2.5)))):
+                for schedule in ("hv", "vtvt"):
+                    out = gaussian_blur(img, sigma, border=border, schedule=schedule, device=d,
+                                        tiling=Tiling(c1=c1, g=3, top=2))
+                    tol = 1e-3 if min(sigma) < 2 else 5e-3
+                    assert rel_err(out, img, reference(img, sigma, border)) <= tol, \
+                        (shape, c1, schedule)
+    finally:
+        d.release()
+
+
 def test_recursive_large_sigma(dev):
     img = natural(160, 210)
     for sigma, border in ((64.0, "reflect"), (32.0, "nearest"), (64.0, "constant")):
@@ -466,11 +487,13 @@ def test_exact_split_under_the_7800gtx_cap_by_pingpong():
 
 def test_recursive_tiling_is_chosen_under_the_loop_cap():
     from shadergpgpu.algorithms import blur
-    # under the 7800 GTX's cap of 255 the packed grayscale rows use blocks of 8 texels
-    t = blur.fit_tiling(True, 4, 255)
-    assert t.c1 == 8
-    assert max(blur.reduce_loop(t.c1, True), blur.apply_loop(t.c1, True, 4),
-               blur.combine_loop(t.g), blur.down_loop(t.g), blur.carry_loop(t.top)) <= 255
+    # the 7800 GTX's cap of 255 fits the default tiling (the packed grayscale rows' reduce
+    # loops 210 times, their apply 111); a cap of 150 lowers their blocks to 8 texels
+    for cap, c1 in ((255, 16), (150, 8)):
+        t = blur.fit_tiling(True, 4, cap)
+        assert t.c1 == c1
+        assert max(blur.reduce_loop(t.c1, True), blur.apply_loop(t.c1, True, 4),
+                   blur.combine_loop(t.g), blur.down_loop(t.g), blur.carry_loop(t.top)) <= cap
     assert blur.fit_tiling(False, 4, 255) == blur.DEFAULT_TILING
     for cap in (None, 65_535):  # the native path keeps the default tiling
         for seq in (False, True):
@@ -479,7 +502,7 @@ def test_recursive_tiling_is_chosen_under_the_loop_cap():
     assert t.g * 3 + 2 <= 40 and 4 + 6 * t.top <= 40
     d = sg.Device(profile="geforce-7800gtx")
     try:
-        img = natural(20, 300)  # 75 texels a row: 10 blocks of 8 (no top-level cut needed)
+        img = natural(20, 300)  # 75 texels a row: 5 blocks of 16 (no top-level cut needed)
         out = gaussian_blur(img, 4.0, device=d)
         assert rel_err(out, img, reference(img, 4.0, "reflect")) <= 5e-3
         with pytest.raises(sg.LoopBudgetError, match="c1"):  # an explicit tiling is honoured
@@ -594,6 +617,19 @@ def test_repeated_calls_reuse_prepared_passes(dev, schedule):
             x.release()
     cache = dev.resource("blur/recipes", lambda: None)
     assert cache is not None and cache.nbytes <= blur.RECIPE_CACHE_BYTES
+
+
+def test_recipes_flush_after_each_pass(dev, monkeypatch):
+    """A recipe hands each pass to the GPU (glFlush) unless FLUSH_PASSES is off; same result."""
+    from shadergpgpu.algorithms import blur
+    assert blur._flusher(dev) is not None  # glFlush is reachable on this device
+    img = natural(19, 26)
+    outs = []
+    for flush in (True, False):
+        monkeypatch.setattr(blur, "FLUSH_PASSES", flush)
+        assert (blur._flusher(dev) is None) is not flush
+        outs.append(gaussian_blur(img, 3.0, device=dev))
+    assert np.array_equal(outs[0], outs[1])
 
 
 def test_recipe_larger_than_the_cache_is_used_once_and_clear_cache(monkeypatch):

@@ -36,13 +36,17 @@ A fragment cannot walk a whole row, so each line is cut into blocks (a scan over
 4. ``down`` (as many as ``combine``): incoming states of the finer blocks;
 5. ``apply``: one fragment per 8 texels writes them through the 8 render targets, so the
    result lies in 8 planes (texel t of a line in plane t mod 8; 4 of each on a device with 4
-   render targets).
+   render targets). It first carries its block's incoming states over the rest of the block:
+   the texels before its own through the causal recursion, those after through the
+   anticausal one (backward from the block's end), both as ``s = p s + x`` from zero, in one
+   loop of the same length in every fragment (neighbouring fragments sit at different places
+   of their blocks; a walk that depended on the place made a GPU run both walks for each).
 
 The state after a block is an affine function of the state before it; the levels combine these
 maps, so the number of passes depends on the image size (logarithmically), never on sigma.
 The default tiling (C1 = 16 texels, G = 8, at most 16 top blocks) was the fastest measured on
-the H200 (benchmarks/RESULTS.md): the apply pass is bound by texture fetches, so a short walk
-beats fewer summary bytes.
+the H200 (benchmarks/RESULTS.md, before the walk above): the apply pass is bound by texture
+fetches, so a short walk beats fewer summary bytes.
 
 Schedules (the two of the source): ``"hv"`` filters the rows then the columns (the vertical
 passes read the horizontal planes directly) and ends with one interleave pass; ``"vtvt"``
@@ -63,8 +67,9 @@ failing (:func:`line_config`):
   transpose passes gather 4 planes). A packed grayscale row keeps its 2 summary arrays. Fewer
   than 4 targets: ``method="exact"`` (one target).
 * loop cap (``dev.loop_cap``, 255 on the 7800 GTX): the tiling is lowered until every recursive
-  kernel's declared loops fit (:func:`fit_tiling`; the packed grayscale rows use blocks of 8
-  texels there); an explicit ``tiling=`` is used as given (over the cap: LoopBudgetError).
+  kernel's declared loops fit (:func:`fit_tiling`; the default fits 255: the packed
+  grayscale rows' reduce loops 210 times); an explicit ``tiling=`` is used as given (over the
+  cap: LoopBudgetError).
 * texture size: the image and every work array wrap into the device's texture size (all
   kernels read and write through the layout accessors); past what a wrapped texture holds,
   TooLargeError.
@@ -86,7 +91,9 @@ call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU i
 allocating the work arrays again (the texture pool keeps only a bounded amount of idle
 memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default
 RECIPE_CACHE_BYTES of 1.25 GiB (a larger recipe is used once and released);
-:func:`clear_cache` hands that memory back.
+:func:`clear_cache` hands that memory back. A recipe flushes after each pass
+(:data:`FLUSH_PASSES`), so that the GPU starts on the first pass while the host draws the
+others.
 
 Exact method
 ------------
@@ -255,7 +262,7 @@ def down_loop(g: int) -> int:
 
 def apply_loop(c1: int, seq: bool, npl: int) -> int:
     spt = 4 if seq else 1
-    return 8 + 2 * max(0, c1 - npl) * (1 + 3 * spt) + npl * (3 + 2 * spt)
+    return 4 + (c1 // npl - 1) * (1 + npl * (1 + spt)) + npl * (3 + 2 * spt)
 
 
 def _reduce_loop(a):
@@ -674,6 +681,7 @@ class _Recipe:
     def run(self, dev, x, sigmas) -> DeviceArray:
         new_sigmas = sigmas != self.sigmas
         self.sigmas = None  # until every pass has run with the new coefficients
+        flush = _flusher(dev)
         out = dev.alloc(self.out_layout, self.out_shape)
         try:
             for label, p, reads_x, out_names, coef in self.steps:
@@ -687,6 +695,8 @@ class _Recipe:
                     p.set(**_iir_uniforms(sigmas[coef[0]], coef[1]))
                 with dev.phase(label):
                     p.run()
+                if flush is not None:
+                    flush()
         except BaseException:
             out.release()
             raise
@@ -699,6 +709,24 @@ class _Recipe:
                 a.release()
         self.arrays = []
         self.steps = []
+
+
+# A recipe hands each pass to the GPU as soon as it is drawn (glFlush): a driver may otherwise
+# keep the commands until the caller waits for the result, so that the GPU starts only after
+# the host has drawn every pass and the host time adds to the GPU time. Not while timing (each
+# pass is waited for there).
+FLUSH_PASSES = True
+
+
+def _flusher(dev):
+    """glFlush of the current context where recipes flush, else None."""
+    if not FLUSH_PASSES or dev.timing:
+        return None
+    try:
+        from ..engine.glraw import GLRaw
+        return GLRaw.get().glFlush
+    except (OSError, AttributeError):
+        return None
 
 
 class _RecipeCache:

@@ -1,4 +1,4 @@
-"""Raw OpenGL calls that moderngl does not wrap: texture buffer objects.
+"""Raw OpenGL calls that moderngl does not wrap: texture buffer objects (and ``glFlush``).
 
 moderngl has buffers but no buffer textures (``GL_TEXTURE_BUFFER`` / ``samplerBuffer``), the
 "plain buffer path" a fragment shader can read with ``texelFetch(samplerBuffer, index)``. This
@@ -36,6 +36,7 @@ _PROTOS = {
     "glGetUniformLocation": (ctypes.c_int, [ctypes.c_uint, ctypes.c_char_p]),
     "glUseProgram": (None, [ctypes.c_uint]),
     "glUniform1i": (None, [ctypes.c_int, ctypes.c_int]),
+    "glFlush": (None, []),
 }
 
 

@@ -913,7 +913,9 @@ def norm(x, axis=None, device=None, fanin=None):
 # ---- arg-min / arg-max ---------------------------------------------------------------------------
 _ARG_UNIFORMS = {"stride": "int", "slot": "int", "n_src": "int"}
 _ARG_DEFINES = {"FANIN": DEFAULT_FANIN, "MODE_MAX": 0, "SCAN_STRICT": 0, "PAYLOAD": 0,
-                "MASKED": 0}
+                "MASKED": 0, "FETCH_BATCH": 0}
+#: texels an arg level fetches before comparing them (0: 4 where the fan-in allows, else 1)
+ARG_FETCH_BATCH = 0
 
 
 def arg_kernels(file: str, inputs: dict, uniforms: dict | None = None, name: str = None,
@@ -1009,7 +1011,7 @@ class ArgReduction(Chain):
 
         def defines(level, final):
             d = dict(fd) if level == 0 else {}
-            d.update(FANIN=fanin, MODE_MAX=int(mode == "max"),
+            d.update(FANIN=fanin, MODE_MAX=int(mode == "max"), FETCH_BATCH=ARG_FETCH_BATCH,
                      SCAN_STRICT=int(bool(strict_scan and level == 0 and SCAN_STRICT)),
                      PAYLOAD=int(payload is not None))
             return d
@@ -1090,7 +1092,8 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
         if mask is not None:
             m, mmine = _as_mask(dev, mask, a)
         mlayout = None if m is None else m.layout
-        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, SCAN_STRICT)
+        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, SCAN_STRICT, ARG_FETCH_BATCH,
+               LEVEL_WRAP)
         red = dev.resource(key, lambda: _ArgPlain(dev, mode, a.layout, mlayout, fanin))
         out = dev.alloc(Layout(1, 2, True, "row", dev.max_texture_size), (2,))
         try:

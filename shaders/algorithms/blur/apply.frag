@@ -1,6 +1,15 @@
 // Output of NPL (8 or 4) consecutive texels t0 .. t0+NPL-1 of a line, one per render target
-// (OUTi holds texel t0+i). The incoming states of the enclosing level-1 block (I0..I7) are
-// carried to those texels by walking the rest of that block with running powers of the poles.
+// (OUTi holds texel t0+i). The level-1 block b1 (texels s1 .. e1-1) holds BLK / NPL chunks of
+// NPL texels; this fragment's texels are chunk h. I0..I7 hold the block's incoming states: the
+// causal one just before it, w(s1-1), and the anticausal one just after it, v(e1).
+//
+// The walk carries them to the fragment's chunk: the h chunks before it go through the causal
+// recursion (forward), the chunks after it through the anticausal one (backward from the block's
+// end), both from a zero state s = p s + x, then w = p^(steps before) w + s, and the same for v.
+// Every fragment runs the same BLK / NPL - 1 chunks in one loop (one recursion state, switched
+// from causal to anticausal at chunk h), so neighbouring fragments, which sit at different h,
+// follow one path through the loop. Texels past the line's end and padding lanes read as zero:
+// they come first on the backward path, where a zero state stays zero.
 #include "iir.glsl"
 
 #if SEQ
@@ -8,6 +17,8 @@ float xval(vec4 tx, int q) { return tx[q]; }
 #else
 vec4 xval(vec4 tx, int q) { return tx; }
 #endif
+// 2 Re(alpha_k s) from a2 = 2 alpha_k (cout2 with the factor 2 taken once per fragment)
+T cre(vec2 a2, CL s) { return a2.x * s.re - a2.y * s.im; }
 
 void main() {
     ivec2 g = OUT0_grid();
@@ -15,67 +26,65 @@ void main() {
     int t0 = blk_of(g) * NPL;
     int b1 = t0 / BLK;
     int s1 = b1 * BLK;
-    int e1 = min(s1 + BLK, NPOS);
+    int h = (t0 - s1) / NPL;
+    bvec4 last = src_live(l, NPOS - 1);
     CL w[2]; CL v[2];
     LOAD_W(I0_texel, I1_texel, I2_texel, I3_texel, l, b1, w)
     LOAD_W(I4_texel, I5_texel, I6_texel, I7_texel, l, b1, v)
 
-    // causal state just before t0: walk back over s1 .. t0-1
-    CL acc[2]; vec2 pw[2];
-    for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = 1; i <= BLK - NPL; ++i) {
-        int t = t0 - i;
-        if (t < s1) break;
-        vec4 tx = src_texel(l, t);
-        for (int q = SPT - 1; q >= 0; --q) {
-            for (int k = 0; k < 2; ++k) {
-                acc[k] = cadd(acc[k], cscale(pw[k], xval(tx, q)));
-                pw[k] = cmul2(pw[k], pole(k));
+    // the walk: chunks c < h forward (causal), then the rest backward from the block's end
+    CL s[2]; CL sc[2];
+    for (int k = 0; k < 2; ++k) { s[k] = czero(); sc[k] = czero(); }
+    for (int c = 0; c < BLK / NPL - 1; ++c) {
+        bool back = c < h;
+        if (c == h) { sc[0] = s[0]; sc[1] = s[1]; s[0] = czero(); s[1] = czero(); }
+        int base = back ? s1 + c * NPL : s1 + BLK - 1 - (c - h) * NPL;
+        int dir = back ? 1 : -1;
+        for (int i = 0; i < NPL; ++i) {
+            int t = base + dir * i;
+            vec4 tx = mix(vec4(0.0), src_texel(l, min(t, NPOS - 1)), live_of(t, last));
+#if SEQ
+            if (!back) tx = tx.wzyx;  // backward through the texel's steps too
+#endif
+            for (int q = 0; q < SPT; ++q) {
+                T x = xval(tx, q);
+                s[0] = cstep(pole(0), s[0], x);
+                s[1] = cstep(pole(1), s[1], x);
             }
         }
     }
-    for (int k = 0; k < 2; ++k) w[k] = cadd(cmul(pw[k], w[k]), acc[k]);
-
-    // anticausal state just after t0+NPL-1: walk forward over t0+NPL .. e1-1
-    for (int k = 0; k < 2; ++k) { acc[k] = czero(); pw[k] = vec2(1.0, 0.0); }
-    for (int i = NPL; i < BLK; ++i) {
-        int t = t0 + i;
-        if (t >= e1) break;
-        vec4 tx = src_texel(l, t);
-        bvec4 live = src_live(l, t);
-        for (int q = 0; q < SPT; ++q) {
-            if (live[q]) {
-                for (int k = 0; k < 2; ++k) {
-                    acc[k] = cadd(acc[k], cscale(pw[k], xval(tx, q)));
-                    pw[k] = cmul2(pw[k], pole(k));
-                }
-            }
-        }
+    if (h == BLK / NPL - 1) { sc[0] = s[0]; sc[1] = s[1]; s[0] = czero(); s[1] = czero(); }
+    // steps walked: all of the chunks before (no padding there), and after the chunk those up
+    // to the block's end or the line's end
+    int t1 = t0 + NPL;
+    int nb = src_step(l, t0) - src_step(l, s1);
+    int na = t1 < NPOS ? (s1 + BLK < NPOS ? src_step(l, s1 + BLK) : NSTEPS) - src_step(l, t1) : 0;
+    for (int k = 0; k < 2; ++k) {
+        w[k] = cadd(cmul(cpow(k, nb), w[k]), sc[k]);
+        v[k] = cadd(cmul(cpow(k, na), v[k]), s[k]);
     }
-    for (int k = 0; k < 2; ++k) v[k] = cadd(cmul(pw[k], v[k]), acc[k]);
 
-    // the NPL texels: causal pass forward, anticausal pass backward
+    // the NPL texels: causal pass forward, anticausal pass backward (skipping padding lanes;
+    // the causal outputs past the line's end are cleared at the end)
+    vec4 a2 = 2.0 * ALPHA;
     vec4 xs[NPL];
     bvec4 live[NPL];
     vec4 y[NPL];
     for (int i = 0; i < NPL; ++i) {
-        xs[i] = t0 + i < NPOS ? src_texel(l, t0 + i) : vec4(0.0);
-        live[i] = src_live(l, t0 + i);
-        y[i] = vec4(0.0);
+        live[i] = live_of(t0 + i, last);
+        xs[i] = mix(vec4(0.0), src_texel(l, min(t0 + i, NPOS - 1)), live[i]);
     }
     for (int i = 0; i < NPL; ++i) {
         for (int q = 0; q < SPT; ++q) {
-            if (live[i][q]) {
-                T x = xval(xs[i], q);
-                w[0] = cstep(pole(0), w[0], x);
-                w[1] = cstep(pole(1), w[1], x);
-                T yy = cout2(alpha(0), w[0]) + cout2(alpha(1), w[1]) - H0 * x;
+            T x = xval(xs[i], q);
+            w[0] = cstep(pole(0), w[0], x);
+            w[1] = cstep(pole(1), w[1], x);
+            T yy = cre(a2.xy, w[0]) + cre(a2.zw, w[1]) - H0 * x;
 #if SEQ
-                y[i][q] = yy;
+            y[i][q] = yy;
 #else
-                y[i] = yy;
+            y[i] = yy;
 #endif
-            }
         }
     }
     for (int i = NPL - 1; i >= 0; --i) {
@@ -84,7 +93,7 @@ void main() {
                 T x = xval(xs[i], q);
                 v[0] = cstep(pole(0), v[0], x);
                 v[1] = cstep(pole(1), v[1], x);
-                T yy = cout2(alpha(0), v[0]) + cout2(alpha(1), v[1]);
+                T yy = cre(a2.xy, v[0]) + cre(a2.zw, v[1]);
 #if SEQ
                 y[i][q] += yy;
 #else
@@ -92,6 +101,7 @@ void main() {
 #endif
             }
         }
+        y[i] = mix(vec4(0.0), y[i], live[i]);
     }
     OUT0 = y[0]; OUT1 = y[1]; OUT2 = y[2]; OUT3 = y[3];
 #if NPL == 8

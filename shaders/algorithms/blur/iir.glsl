@@ -100,6 +100,21 @@ bvec4 src_live(int l, int pos) { return greaterThanEqual(X_flat(l, pos), ivec4(0
 bvec4 src_live(int l, int pos) { return bvec4(pos < NPOS); }
 #endif
 
+#if HAVE_SRC
+// src_live of texel `pos` (any position, past the line's end too) from `last`, src_live of the
+// line's last texel: only that texel can hold padding lanes, so a kernel asks the layout once
+// per fragment instead of once per texel.
+bvec4 live_of(int pos, bvec4 last) {
+    return pos < NPOS - 1 ? bvec4(true) : (pos == NPOS - 1 ? last : bvec4(false));
+}
+// Step (index along the line) of the first lane of texel `pos` < NPOS of line `l`.
+#if SEQ
+int src_step(int l, int pos) { return X_flat(l, pos).x - X_flat(l, 0).x; }
+#else
+int src_step(int l, int pos) { return pos; }
+#endif
+#endif
+
 // Summary sets: eight arrays NAME0..NAME7 = (w0.re, w0.im, w1.re, w1.im, v0.re, ..., v1.im),
 // one lane per component. With SEQ (one lane) the causal half packs into NAME0 and the
 // anticausal half into NAME4, one texel each (the kernel binds only those two).

@@ -9,6 +9,9 @@ void main() {
     ivec2 g = FRAG_GRID();
     int l = line_of(g);
     int t0 = blk_of(g) * BLK;
+#if SEQ
+    bvec4 last = src_live(l, NPOS - 1);  // only the line's last texel can hold padding lanes
+#endif
     CL w[2]; CL v[2]; vec2 pw[2];
     for (int k = 0; k < 2; ++k) { w[k] = czero(); v[k] = czero(); pw[k] = vec2(1.0, 0.0); }
     for (int t = 0; t < BLK; ++t) {
@@ -16,7 +19,7 @@ void main() {
         if (pos >= NPOS) break;
         vec4 tx = src_texel(l, pos);
 #if SEQ
-        bvec4 live = src_live(l, pos);
+        bvec4 live = live_of(pos, last);
         for (int q = 0; q < 4; ++q) {
             if (live[q]) {
                 float x = tx[q];

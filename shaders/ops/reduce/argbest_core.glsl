@@ -20,7 +20,9 @@
 // Uniforms (declared by the kernel): stride (output texels of this level), slot (FINAL: grid
 // column of the result texel), n_src (source texels).
 #include "argbest_defs.glsl"
-#ifndef FETCH_BATCH
+// FETCH_BATCH: texels fetched before they are compared (0: 4 where FANIN allows, else 1)
+#if !defined(FETCH_BATCH) || FETCH_BATCH == 0
+#undef FETCH_BATCH
 #if (FANIN % 4) == 0
 #define FETCH_BATCH 4
 #else
