@@ -719,14 +719,8 @@ FLUSH_PASSES = True
 
 
 def _flusher(dev):
-    """glFlush of the current context where recipes flush, else None."""
-    if not FLUSH_PASSES or dev.timing:
-        return None
-    try:
-        from ..engine.glraw import GLRaw
-        return GLRaw.get().glFlush
-    except (OSError, AttributeError):
-        return None
+    """The device's flush where recipes flush, else None."""
+    return dev.flush if FLUSH_PASSES and not dev.timing else None
 
 
 class _RecipeCache:

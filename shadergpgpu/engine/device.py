@@ -108,6 +108,7 @@ class Device:
         self.shaders = ShaderLibrary(self.ctx, shader_root, cache_size)
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
+        self._flush_fn = None
         self._compiled = LRU(cache_size, self._evict_compiled)
         self._bodies = LRU(cache_size)
         self._fbos = LRU(64, lambda _k, f: f.release())
@@ -493,6 +494,20 @@ class Device:
         """Wait until the GPU has finished every pass issued so far."""
         self.activate()
         self.ctx.finish()
+
+    def flush(self) -> None:
+        """Hand the passes issued so far to the GPU now, without waiting (glFlush).
+
+        A driver may keep commands until the caller waits for a result, so that the GPU starts
+        only once the host has issued every pass and the host time adds to the GPU time;
+        multipass algorithms flush as they go. No-op while timing (each pass is waited for)."""
+        if self.timing:
+            return
+        f = self._flush_fn
+        if f is None:
+            from .glraw import GLRaw
+            f = self._flush_fn = GLRaw.get().glFlush
+        f()
 
     @property
     def n_programs(self) -> int:
