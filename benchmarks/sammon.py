@@ -31,8 +31,14 @@ iteration, a multiply-add counted as 2 flops; the fetch kernel for texels/s x 16
 full sweep (the half sweep of the source would halve it but needs atomics) and
 N^2 * 4 B / bandwidth for the cached matrix; "of bound" = bound / measured time. The tiled
 kernel computes a distance with n multiply-adds (the expansion), so it can pass 100% of this
-bound. On an NVIDIA renderer a recomputed variant at N >= 20,000 under 50% of the bound prints
-a MISSED line (the project's performance target).
+bound: for the tiled rows the ALU lines also print the flops it executes, N^2 (8 pt + 34)
+(pt = texels per point, 4 coordinates each: one vec4 multiply-add = 8 flops per texel and
+pair; ~34 for the pair terms, a sqrt or a division counted as 1), as a fraction of the ALU
+ceiling, and the texels of X it fetches per second, N^2 pt (K + JB) / (K JB) (K points i per
+fragment, JB points j per block: the register tile), against the fetch ceiling. On an NVIDIA
+renderer a recomputed variant at N >= 20,000 under 50% of the bound prints a MISSED line (the
+project's performance target). ``--tile-variant`` picks a preset of
+``sammon.TILE_VARIANTS`` (``diag/sammon_variants.py`` times them all).
 """
 from __future__ import annotations
 
@@ -207,7 +213,8 @@ def _run_variant(dev, X, Y0, layout, cache, iters, budget, step, split):
         if total > budget:
             return {"iters_run": 1, "setup_s": probe.timings_["setup_s"], "s_per_iter": est_iter,
                     "stress_before": probe.stress_history_[0], "stress_after": None,
-                    "extrapolated": True, "split": probe.split_, "cached": probe.cached_}
+                    "extrapolated": True, "split": probe.split_, "cached": probe.cached_,
+                    "tile": _tile_of(probe)}
     s = Sammon(n_components=3, n_iter=iters, step=step, learning_rate=0.5, init=Y0,
                layout=layout, cache=cache, split=split, tol=None, device=dev).fit(X)
     ev = s.timings_["eval_s"]
@@ -215,7 +222,15 @@ def _run_variant(dev, X, Y0, layout, cache, iters, budget, step, split):
     return {"iters_run": iters, "setup_s": s.timings_["setup_s"], "s_per_iter": per,
             "stress_before": s.stress_history_[0], "stress_after": s.stress_,
             "extrapolated": False, "split": s.split_, "cached": s.cached_,
-            "embedding": s.embedding_, "evals": s.n_iter_}
+            "embedding": s.embedding_, "evals": s.n_iter_, "tile": _tile_of(s)}
+
+
+def _tile_of(s):
+    """(K, JB, pt) of a fit's tiled sweep, or None."""
+    if not getattr(s, "tiled_", False):
+        return None
+    pt = -(-(-(-s.n_features_in_ // 4)) // s.tile_unroll_) * s.tile_unroll_
+    return s.tile_points_, s.tile_jb_, pt
 
 
 def main(argv=None) -> int:
@@ -230,8 +245,11 @@ def main(argv=None) -> int:
     p.add_argument("--compare", type=int, default=0, metavar="R",
                    help="time the tiled rows kernel against the previous pair kernel, "
                         "interleaved R times per size (median s/iter of each)")
-    p.add_argument("--tile-jb", type=int, choices=(8, 16), default=_sm.TILE_JB,
-                   help="points j per block of the tiled kernel")
+    p.add_argument("--tile-variant", choices=sorted(_sm.TILE_VARIANTS), default=None,
+                   help="preset of the tiled kernel (K, JB, s in w, unroll, interleave); "
+                        "default: the module's settings")
+    p.add_argument("--tile-jb", type=int, choices=(8, 16, 32), default=None,
+                   help="points j per block of the tiled kernel (after --tile-variant)")
     p.add_argument("--tile-fragments", type=int, default=_sm.TILE_FRAGMENTS,
                    help="fragments per tiled pass the j range is parted for (GPU occupancy)")
     p.add_argument("--numpy-max", type=int, default=10000, help="largest N for numpy")
@@ -251,7 +269,11 @@ def main(argv=None) -> int:
     a.sizes_given = any(x.startswith("--sizes") for x in (argv or sys.argv[1:]))
     sizes = [300, 1000] if a.quick else [int(s) for s in a.sizes.split(",")]
     dev = sg.Device(timing=a.timing)
-    _sm.TILE_JB = a.tile_jb
+    if a.tile_variant:
+        _sm.set_tile_variant(a.tile_variant)
+    if a.tile_jb:
+        _sm.TILE_JB = a.tile_jb
+    a.tile_jb = _sm.TILE_JB
     _sm.TILE_FRAGMENTS = a.tile_fragments
     nvidia = "nvidia" in (dev.caps.renderer + " " + dev.caps.vendor).lower()
     gflops, gbps, how = a.gflops, a.gbps, "given"
@@ -263,9 +285,11 @@ def main(argv=None) -> int:
         how = "measured in this run (engine calibration: calibrate/alu.frag, calibrate/fetch.frag)"
     print(f"# Sammon benchmark  device: {dev.caps.renderer}  date: {time.strftime('%Y-%m-%d')}")
     print(f"# uniform [0,255]^{a.dims} -> 3-D, {a.iters} iterations, lambda = 0.5 (--compare: "
-          f"1000 N); start: uniform [0,255]^3; tiled kernel: {_sm.TILE_MAX} points i per "
-          f"fragment (fewer with fewer render targets), blocks of {a.tile_jb} points j, "
-          f"~{a.tile_fragments} fragments per pass")
+          f"1000 N); start: uniform [0,255]^3; tiled kernel "
+          f"{_sm.tile_variant_name() or '(custom)'}: {_sm.TILE_MAX} points i per "
+          f"fragment (fewer with fewer render targets), blocks of {a.tile_jb} points j, s in "
+          f"g's w lane {_sm.TILE_S_LANE}, unroll {_sm.TILE_UNROLL}, interleaved "
+          f"{_sm.TILE_INTERLEAVE}, ~{a.tile_fragments} fragments per pass")
     print(f"# ceilings {how}: ALU {gflops:.1f} GFLOP/s, fetch {gbps:.1f} GB/s")
     rows = []
     for spec in filter(None, a.check.split(";")):
@@ -325,8 +349,9 @@ def main(argv=None) -> int:
             if ref is not None and "embedding" in r:
                 err = float(np.abs(r["embedding"] - ref["Y"]).max() / np.abs(ref["Y"]).max())
             paper = PAPER_MS.get(n)
+            tile = r.get("tile")
             rows.append({
-                "N": n, "variant": var, "chunks": r["split"],
+                "N": n, "variant": var, "chunks": r["split"], "tile K,JB,pt": tile,
                 "s/iter": r["s_per_iter"],
                 "5 iters s": r["s_per_iter"] * 5,
                 "extrap.": "yes" if r["extrapolated"] else "",
@@ -368,8 +393,8 @@ def main(argv=None) -> int:
             rows.append({"N": n, "variant": f"rows split>={k}", "chunks": r["split"],
                          "s/iter": r["s_per_iter"]})
             print(markdown_table(rows[-1:]), end="", flush=True)
-    cols = ["N", "variant", "chunks", "s/iter", "runs s/iter", "5 iters s", "extrap.",
-            "setup s", "bound s/iter", "of bound", "ALU GFLOP/s", "stress before",
+    cols = ["N", "variant", "chunks", "tile K,JB,pt", "s/iter", "runs s/iter", "5 iters s",
+            "extrap.", "setup s", "bound s/iter", "of bound", "ALU GFLOP/s", "stress before",
             "stress after", "numpy s/iter", "numpy stress after", "max rel err vs numpy",
             "torch s/iter", "paper GPU 5 iters s", "paper CPU16 5 iters s", "gl error",
             "Y intact", "max rel err G rows", "max rel err S rows", "gpu ms update"]
@@ -402,6 +427,14 @@ def main(argv=None) -> int:
             continue
         line = (f"N={r['N']} {r['variant']}: {r['s/iter']:.4g} s/iter, bound "
                 f"{r['bound s/iter']:.4g} s/iter, {r['of bound']:.1%} of the ALU bound")
+        if r.get("tile K,JB,pt"):
+            k, jb, pt = r["tile K,JB,pt"]
+            pairs = r["N"] ** 2 / r["s/iter"]
+            ex = pairs * (8 * pt + 34) / 1e9
+            tex = pairs * pt * (k + jb) / (k * jb) / 1e9
+            line += (f"; executes {ex:.0f} GFLOP/s = {ex / gflops:.1%} of the ALU ceiling "
+                     f"(8 pt + 34 flops per pair), fetches {tex:.1f} Gtexel/s of X = "
+                     f"{tex / (gbps / 16):.0%} of the fetch ceiling (K = {k}, JB = {jb})")
         print(line)
         if nvidia and r["N"] >= TARGET_N and r["variant"] in ("rows", "rows tiled") \
                 and r["of bound"] < TARGET_FRACTION:

@@ -1021,7 +1021,7 @@ class _SammonShard:
                 self.rowsum = float(run.sum_dn)
             else:
                 self.rowsum = float(run.V.get().reshape(-1)[lo:hi].sum(dtype=np.float64))
-            k_pts = S.tile_points(dev.max_outputs)
+            k_pts = run.k_pts
             run.passes = [_restricted(p, n, lo, hi, k_pts) for p in run.passes]
             if run.finish is not None:
                 run.finish = _restricted(run.finish, n, lo, hi, k_pts)

@@ -416,8 +416,9 @@ def test_profile_plan_is_independent():
     (255 - 201) // (2 x 16) = 1 block: 10 parts; the 9 after the first accumulate (1 + 2 x 4
     passes each); + 1 finishing pass = 83 per evaluation. Natively: 1 + 1."""
     plan = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, loop_cap=255,
-                          float_blend=False, max_outputs=4, tile_jb=16)
-    assert sm.tile_points(4) == 3
+                          float_blend=False, max_outputs=4, tile_jb=16, tile_s_lane=False,
+                          tile_unroll=1)
+    assert sm.tile_points(4, s_lane=False) == 3
     assert sm.tile_parts(150, 3, [(0, 150)], 16) == 10
     assert plan["sammon/update"] == 1 + 9 * 9 + 1
     native = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, tile_jb=16)

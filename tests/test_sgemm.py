@@ -139,6 +139,54 @@ def test_buffer_layout_accessor_matches_texture_layout(dev, rng):
     buf.release()
 
 
+def test_staging_every_input_layout(dev, small_dev, rng):
+    # device-array operands of every layout (packed or not, row or column order, wrapped, a
+    # texture buffer), transposed or not: the packed row-major ones are staged texel by
+    # texel (TEXELS 1), the others lane by lane; padding lanes (NaN here) never leak
+    x = data(rng, 7, 10).astype(np.float32)
+    for d in (dev, small_dev):
+        for kw in ({}, {"order": "col"}, {"packed": False}, {"packed": False, "order": "col"}):
+            a = d.array(x, **kw)
+            for trans, shape in ((False, (9, 12)), (True, (13, 8))):
+                want = np.zeros(shape, np.float32)
+                op = x.T if trans else x
+                want[:op.shape[0], :op.shape[1]] = op
+                out = d.empty(shape)
+                texels = S._by_texels(a, trans)
+                assert texels == int(not trans and kw.get("packed", True)
+                                     and kw.get("order", "row") == "row")
+                d.counter.reset()
+                d.run(S.STAGE, out, inputs={"X": a},
+                      defines={"TRANS": int(trans), "TEXELS": texels})
+                np.testing.assert_array_equal(out.get(), want)
+                c = d.counter.snapshot()["default"]
+                assert c["fetches"] == c["fragments"] * (1 if texels else 4)
+                out.release()
+            a.release()
+    # a packed row-major input whose padding lanes hold NaN: masked to exact zeros
+    raw = np.full((7, 12), np.nan, np.float32)
+    raw[:, :10] = x
+    view = dev.empty((7, 10))                         # 7 x 3 texels, 2 padding lanes a row
+    view.texture.write(raw.tobytes())
+    out = dev.empty((8, 16))
+    dev.run(S.STAGE, out, inputs={"X": view}, defines={"TEXELS": 1})
+    want = np.zeros((8, 16), np.float32)
+    want[:7, :10] = x
+    np.testing.assert_array_equal(out.get(), want)
+    # every variant on device arrays of each layout, A and B transposed or not
+    M, N, K = 19, 23, 37
+    A, B = data(rng, M, K), data(rng, K, N)
+    for variant in VARIANTS:
+        for kw in ({}, {"order": "col"}, {"packed": False}):
+            for ta, tb in ((False, False), (True, True)):
+                a = dev.array(A.T.copy() if ta else A, **kw)
+                b = dev.array(B.T.copy() if tb else B, **kw)
+                got = sgemm(a, b, trans_a=ta, trans_b=tb, variant=variant)
+                assert rel_err(got.get(), A @ B) <= TOL, (variant, kw, ta, tb)
+                for z in (a, b, got):
+                    z.release()
+
+
 def test_errors(dev, rng):
     A, B = data(rng, 4, 3), data(rng, 3, 5)
     with pytest.raises(ValueError, match="inner dimensions"):
@@ -217,8 +265,9 @@ def test_forced_loop_cap_splits_more(rng):
             assert rel_err(got.get(), ref) <= TOL, variant
             got.release()
             w = work(variant, M, N, K, stage_a=True, has_c=True, loop_cap=small)
-            # tile: 38 steps of 2 quads -> 3 passes; simple: 75 quads, 12 a pass -> 7 passes
-            assert w["split"] == {8: 3, 4: 3, 1: 7}[v.tile_rows], variant
+            # tile: 38 steps of 2 quads -> 3 passes (the uniform-block tiles: windows of 32
+            # quads -> 3 chunks); simple: 75 quads, 12 a pass -> 7 passes
+            assert w["split"] == (7 if v.tile_rows == 1 else 3), variant
             assert w["split"] > work(variant, M, N, K, has_c=True)["split"]
             rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), small.counter.snapshot(),
                                  M=M, N=N, K=K, stage_a=True, has_c=True, loop_cap=small)
@@ -311,6 +360,7 @@ def test_gpu_split_policy_and_unroll_variants(dev, rng, monkeypatch):
 
 # ---- the uniform-block variant (A from a uniform buffer, one block row of C per draw) ---------
 UBO = "tile8x4-ubo"
+UBOS = [name for name, v in VARIANTS.items() if v.a_path == "block"]
 
 
 def test_ubo_shapes_chunks_transposes_and_plan(dev, rng):
@@ -375,32 +425,97 @@ def test_ubo_forced_loop_cap_and_few_programs(rng):
         assert d.n_programs - p0 <= 11
 
 
-def test_ubo_wrapped_targets_and_staging_groups(small_dev, rng):
-    # max_texture_size 16 / 32: too many block rows for a band each (136 x 4: 17 block rows)
-    # or too wide a row (N = 260: 65 texels) and the 8 targets wrap: a block row's draws cover
-    # the texels of its row (several rects where it spans texture rows); A's windows (128
-    # texels each) are staged through several textures
+def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypatch):
+    # max_texture_size 16 / 32: many block rows (136 x 4: 17 block rows of 8) or wide rows
+    # (N = 260: 65 texels) tile the small targets (rects side by side, in bands of rows); where
+    # no tiling fits (forced here) the targets wrap and a block row's draws cover the texels of
+    # its row (several rects where it spans texture rows). A's windows (128 texels each) are
+    # staged through several textures.
     with sg.Device(max_texture_size=32) as d32:
-        for d, (M, N, K) in [(small_dev, (136, 4, 4)), (small_dev, (20, 30, 27)),
-                             (d32, (9, 260, 5))]:
-            A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
-            ref = 0.5 * (A @ B) + 2.0 * C
-            got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=UBO, device=d)
-            assert rel_err(got, ref) <= TOL, (M, N, K)
-            d.counter.reset()
-            da, db = d.array(A, order="col"), d.array(B, order="col")
-            out = sgemm(da, db, C=d.array(C), alpha=0.5, beta=2.0, variant=UBO)
-            assert rel_err(out.get(), ref) <= TOL, (M, N, K)
-            params = dict(M=M, N=N, K=K, stage_a=True, stage_b=True, has_c=True, device=d)
-            rows = plans.compare(plans.get_plan(f"sgemm/{UBO}"), d.counter.snapshot(),
-                                 **params)
-            assert all(r["match"] for r in rows), rows
-            plan = S._ubo_plan(S.VARIANTS[UBO], M, N, K, S.Limits.of(d))
-            assert plan.parts.wrapped == ((M, N) != (20, 30))
-            if N == 260:
-                assert [len(r) for r in plan.rects] == [3, 3]
+        for wrap in (False, True):
+            if wrap:
+                monkeypatch.setattr(S, "_ubo_geometry", lambda *args: None)
+            for variant in UBOS:
+                for d, (M, N, K) in [(small_dev, (136, 4, 4)), (small_dev, (20, 30, 27)),
+                                     (d32, (9, 260, 5))]:
+                    A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+                    ref = 0.5 * (A @ B) + 2.0 * C
+                    got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=variant, device=d)
+                    assert rel_err(got, ref) <= TOL, (variant, M, N, K)
+                    d.counter.reset()
+                    da, db = d.array(A, order="col"), d.array(B, order="col")
+                    out = sgemm(da, db, C=d.array(C), alpha=0.5, beta=2.0, variant=variant)
+                    assert rel_err(out.get(), ref) <= TOL, (variant, M, N, K)
+                    params = dict(M=M, N=N, K=K, stage_a=True, stage_b=True, has_c=True,
+                                  device=d)
+                    rows = plans.compare(plans.get_plan(f"sgemm/{variant}"),
+                                         d.counter.snapshot(), **params)
+                    assert all(r["match"] for r in rows), rows
+                    v = S.effective_variant(variant, d)
+                    plan = S._ubo_plan(v, M, N, K, S.Limits.of(d))
+                    lay = plan.parts
+                    if wrap:
+                        assert plan.geo == (1, plan.fw, plan.fw, 1)
+                        mx = d.max_texture_size
+                        assert lay.wrapped == (plan.nblocks > mx or plan.fw > mx)
+                        if (variant, N) == (UBO, 260):
+                            assert [len(r) for r in plan.rects] == [3, 3]
+                    else:
+                        # the rects tile the (unwrapped) targets without overlap
+                        assert not lay.wrapped
+                        band, width, fw, across = plan.geo
+                        assert band * width >= fw and width <= d.max_texture_size
+                        cover = np.zeros((lay.tex_h, lay.tex_w), int)
+                        for (x, y, w, h), in plan.rects:
+                            assert (w, h) == (width, band)
+                            cover[y:y + h, x:x + w] += 1
+                        assert cover.max() == 1 and cover.sum() == plan.fragments
+                    for x in (da, db, out):
+                        x.release()
         assert work(UBO, 136, 4, 4, stage_a=True, device=small_dev)["phases"][
             "sgemm/stage"] == 9 + 0   # 17 windows, 2 per 16 x 16 texture
+
+
+def test_ubo_geometry_at_4096():
+    # 512 block rows of 1,024 fragments each: 32 x 32 rects, 32 side by side (1024 x 512
+    # targets); 16x2: 256 block rows of 2,048 fragments in 32 x 64 rects; UBO_TARGET_W = 0
+    # stacks the rects in one column (a 32-texel-wide strip)
+    lim = S.Limits()
+    p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
+    assert p.geo == (32, 32, 1024, 32) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
+    assert len(p.chunks) == 2 and p.window == 512 and p.fragments == 4096 * 4096 // 32
+    assert p.quad == S.UBO_QUAD_ORDER
+    p = S._ubo_plan(VARIANTS["tile16x2-ubo"], 4096, 4096, 4096, lim)
+    assert p.geo == (32, 64, 2048, 16) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
+    assert len(p.chunks) == 4 and p.window == 256
+    p = S._ubo_plan(VARIANTS["tile32x1-ubo"], 4096, 4096, 4096, lim)
+    assert p.geo == (32, 128, 4096, 8) and len(p.chunks) == 8
+    old = S.UBO_TARGET_W
+    try:
+        S.UBO_TARGET_W = 0
+        p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
+        assert p.geo == (32, 32, 1024, 1) and (p.parts.tex_w, p.parts.tex_h) == (32, 16384)
+    finally:
+        S.UBO_TARGET_W = old
+
+
+def test_ubo_quad_and_row_order(dev, rng, monkeypatch):
+    # fragments numbered by pixel quads or row by row inside the rects (odd bands and widths
+    # fall back to rows), partial last rects (fragments past the block row compute nothing),
+    # every tile shape; the pass plan holds in both orders
+    for quad in (True, False):
+        monkeypatch.setattr(S, "UBO_QUAD_ORDER", quad)
+        for variant in UBOS:
+            for M, N, K in [(64, 64, 64), (130, 250, 40), (40, 18, 9), (16, 4096, 12)]:
+                A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+                dev.counter.reset()
+                got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
+                assert rel_err(got, 2.0 * (A @ B) - 0.5 * C) <= TOL, (quad, variant, M, N, K)
+                plan = S._ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev))
+                assert plan.quad == (quad and plan.band % 2 == 0 and plan.width % 2 == 0)
+                rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), dev.counter.snapshot(),
+                                     M=M, N=N, K=K, has_c=True, device=dev)
+                assert all(r["match"] for r in rows), rows
 
 
 def test_block_inputs_are_checked(dev, rng):
@@ -413,7 +528,7 @@ def test_block_inputs_are_checked(dev, rng):
             blk.select(1)
     b = dev.array(data(rng, 8, 4))
     parts = [dev.empty((1, 4)) for _ in range(8)]
-    uni = {"kq0": 0, "ks_n": 1}
+    uni = {"kq0": 0, "ks_n": 1, "geo": (1, 1, 1, 1)}
     with pytest.raises(ValueError, match="must be a BlockArray"):
         dev.run(S.TILE_UBO[8], parts, inputs={"A": b, "B": b}, uniforms=uni)
     with pytest.raises(ValueError, match="got a BlockArray"):
@@ -431,7 +546,7 @@ def test_every_variant_adapts_to_every_profile(rng):
         with sg.Device(profile=name) as d:
             for variant in ["auto", *VARIANTS]:
                 v = S.effective_variant(default_variant(d) if variant == "auto" else variant, d)
-                assert v.tile_rows <= d.max_outputs
+                assert v.targets <= d.max_outputs
                 assert d.buffer_textures or v.a_path != "buffer"
                 # a K long enough for two slices under the 7800 GTX's loop cap of 255 steps
                 for M, N, K, dev_in, split in [(13, 9, 2100, False, None),

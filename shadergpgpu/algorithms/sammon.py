@@ -34,6 +34,12 @@ How it runs on the engine
   (about :data:`TILE_FRAGMENTS` fragments per pass, so a GPU has work for every core at
   N = 20,000) are summed by the finishing pass (``finish.frag``, :data:`FINISH`), which writes
   ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i`` one texel per point.
+  The kernel is fetch-bound on GPUs (K + JB texels fetched per K x JB pairs and coordinate
+  texel); variants (:data:`TILE_VARIANTS`, :func:`set_tile_variant`): K = 8 points i with
+  their s in the w lane of their g target (:data:`TILE_S_LANE`: 8 targets hold 8 points when
+  the positions have at most 3 coordinates), JB = 8 / 16 / 32, the coordinate loop unrolled
+  by 2 (:data:`TILE_UNROLL`), the block's points interleaved in the blocked source (one base
+  texel per block, :data:`TILE_INTERLEAVE`). ``diag/sammon_variants.py`` times them.
 * The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
@@ -64,6 +70,14 @@ How it runs on the engine
   fragment's loop would pass the device's loop cap (``dev.loop_cap``: 65,535 on llvmpipe).
   The update is still exactly eq. 3 (only the order of the float additions changes).
   :func:`plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
+* Host waits: a chain of chunk passes (the setup's row sums, every update) waits for the GPU
+  (``dev.finish()``) whenever more than :data:`SYNC_WORK` would be queued (:func:`host_waits`):
+  on the H200 the setup of N = 100,000, n = 200 (21 row-sum passes, ~28 s queued at once)
+  returned zeros with no GL error, while the first session's setup of that size, whose timer
+  queries waited after every pass, was right (``diag/sammon_rowsum.py`` runs both ways).
+  The first update of a fit (:func:`_spot_check_update`) and the setup's row sums
+  (:func:`_spot_check_rowsums`) are spot-checked against float64 rows on the host: a dropped
+  or cut pass raises instead of fitting.
 
 Why a full sweep instead of the source's half sweep
 --------------------------------------------------
@@ -120,12 +134,24 @@ GROW, SHRINK = 1.2, 0.5
 #: deliberately small), then it grows by GROW.
 WARMUP_GROW = 2.0
 DM_FLOOR = 1e-6
+#: The update's spot check (:func:`_spot_check_update`) allows each pair's float32 dn - dm
+#: this relative error (of dn + dm + |y_i| + |y_j|, 1-norms of the positions): far above the
+#: kernels' rounding, far below a dropped pass.
+UPDATE_CHECK_EPS = 1e-4
 
 #: Most work one pass may run, in pair-texel fetches (fragments x pairs x texels fetched per
 #: pair, four pairs sharing a fetch where they do). On the H200 through EGL, passes of 4 s
 #: (N = 100,000 in 4 chunks) came back with wrong sums while passes of ~1.3 s (6e9 units, 21
 #: chunks) were verified against float64 rows; this keeps N > 100,000 there.
 PASS_WORK = 6_000_000_000
+#: Most work (same units) queued between two host waits (``dev.finish()``): a chain of chunk
+#: passes waits after a pass when the next one would take the queue past this. On the H200
+#: through EGL, the setup's 21 row-sum passes of N = 100,000, n = 200 (~28 s of GPU work
+#: queued with no wait; ~1.3 s per pass) came back as zeros with no GL error, while chains of
+#: ~10 s (60,000 x 200, 100,000 x 64: 7-8 passes) and the first session's 21 passes of that
+#: size, each followed by a wait (timer queries), were right; ``diag/sammon_rowsum.py`` checks
+#: both ways on the GPU. None: never wait (the old behaviour).
+SYNC_WORK: int | None = PASS_WORK
 #: The "auto" split keeps about this many points j per pass at most.
 AUTO_POINTS = 8192
 
@@ -137,11 +163,46 @@ SOURCES = {"rows": 0, "columns": 1, "cached": 2}
 #: with an exact fallback); False runs the one-point-per-fragment pair kernel (``update.frag``)
 #: instead (kept for comparison: ``benchmarks/sammon.py --compare``).
 TILE_ROWS = True
-#: Points j per block of the tiled sweep (the tile.frag JB define: 8 or 16).
-TILE_JB = 16
-#: Most points i one tiled fragment owns (lanes of the S target); fewer where the device has
-#: fewer render targets (K targets of g plus one of s).
-TILE_MAX = 4
+#: Named settings of the tiled kernel, for :data:`TILE_DEFAULT`, :func:`set_tile_variant`
+#: and ``diag/sammon_variants.py``: k = K points i per fragment (:data:`TILE_MAX`), jb = JB
+#: points j per block (:data:`TILE_JB`), s_lane (:data:`TILE_S_LANE`), unroll
+#: (:data:`TILE_UNROLL`), il (:data:`TILE_INTERLEAVE`).
+TILE_VARIANTS = {
+    "k4j16": dict(k=4, jb=16, s_lane=False, unroll=1, il=False),
+    "k4j8": dict(k=4, jb=8, s_lane=False, unroll=1, il=False),
+    "k4j32": dict(k=4, jb=32, s_lane=False, unroll=1, il=False),
+    "k4j16w": dict(k=4, jb=16, s_lane=True, unroll=1, il=False),
+    "k4j16i": dict(k=4, jb=16, s_lane=False, unroll=1, il=True),
+    "k4j16u2": dict(k=4, jb=16, s_lane=False, unroll=2, il=False),
+    "k8j8wi": dict(k=8, jb=8, s_lane=True, unroll=1, il=True),
+    "k8j16w": dict(k=8, jb=16, s_lane=True, unroll=1, il=False),
+    "k8j16wi": dict(k=8, jb=16, s_lane=True, unroll=1, il=True),
+    "k8j16wiu2": dict(k=8, jb=16, s_lane=True, unroll=2, il=True),
+}
+#: The preset the constants below start from: on the H200 (``diag/sammon_variants.py``, N =
+#: 20,000 / 50,000, n = 200) "k8j8wi" ran 0.220 / 1.40 s per iteration against 0.388 / 2.37
+#: for "k4j16" (61% / 60% of the ALU bound against 35%); on llvmpipe 0.87x the time of k4j16.
+TILE_DEFAULT = "k8j8wi"
+_TD = TILE_VARIANTS[TILE_DEFAULT]
+#: Points j per block of the tiled sweep (the tile.frag JB define: 8, 16 or 32).
+TILE_JB = _TD["jb"]
+#: Most points i one tiled fragment owns (K); fewer where the device has fewer render targets
+#: (K targets of g plus one of s, or K targets with :data:`TILE_S_LANE`). 4, or 8 with
+#: TILE_S_LANE (the S target's four lanes hold at most 4 points).
+TILE_MAX = _TD["k"]
+#: Put a point's stress terms s in the w lane of its g target (free when the positions have
+#: at most 3 coordinates; 4-D positions keep the separate S target): K targets instead of
+#: K + 1, so 8 render targets hold K = 8 points (each fetched texel of a point j then serves
+#: 8 pairs instead of 4).
+TILE_S_LANE = _TD["s_lane"]
+#: Coordinate texels per step of the tiled kernel's coordinate loop (the UNROLL define: 1 or
+#: 2; with 2 the blocked source pads each point to an even number of texels, with zeros).
+TILE_UNROLL = _TD["unroll"]
+#: Interleave the JB points of each block in the blocked source (the IL define): a block, and
+#: a tile of K points i, is addressed from one base texel (no per-point base registers: K = 8
+#: and JB = 16 hold 128 accumulators). Used where K divides JB and JB points' texels fit one
+#: texture row.
+TILE_INTERLEAVE = _TD["il"]
 #: The j range of a tile is cut into parts swept by separate fragments (summed by FINISH) so
 #: that a pass has about this many fragments (a GPU needs ~10^5 to hide its fetch latency;
 #: N / 4 tiles alone are 5,000 at N = 20,000), at most TILE_PARTS_MAX parts.
@@ -149,9 +210,40 @@ TILE_FRAGMENTS = 1 << 18
 TILE_PARTS_MAX = 64
 
 
-def tile_points(max_outputs: int) -> int:
-    """Points i per fragment of the tiled update on a device with ``max_outputs`` targets."""
-    return max(1, min(TILE_MAX, int(max_outputs) - 1))
+def set_tile_variant(name: str) -> dict:
+    """Set :data:`TILE_MAX`, :data:`TILE_JB`, :data:`TILE_S_LANE`, :data:`TILE_UNROLL` and
+    :data:`TILE_INTERLEAVE` from :data:`TILE_VARIANTS` ``[name]`` (for fits that start
+    afterwards); returns the settings."""
+    global TILE_MAX, TILE_JB, TILE_S_LANE, TILE_UNROLL, TILE_INTERLEAVE
+    if name not in TILE_VARIANTS:
+        raise ValueError(f"unknown tile variant {name!r}; one of {sorted(TILE_VARIANTS)}")
+    v = TILE_VARIANTS[name]
+    TILE_MAX, TILE_JB, TILE_S_LANE = v["k"], v["jb"], v["s_lane"]
+    TILE_UNROLL, TILE_INTERLEAVE = v["unroll"], v["il"]
+    return dict(v)
+
+
+def tile_variant_name() -> str | None:
+    """The name of the current tile settings in :data:`TILE_VARIANTS` (None: no preset)."""
+    now = dict(k=TILE_MAX, jb=TILE_JB, s_lane=bool(TILE_S_LANE), unroll=TILE_UNROLL,
+               il=bool(TILE_INTERLEAVE))
+    return next((k for k, v in TILE_VARIANTS.items() if v == now), None)
+
+
+def tile_s_lane(n_components: int | None = None) -> bool:
+    """Whether the tiled update puts s in g's w lane (:data:`TILE_S_LANE`, positions of at
+    most 3 coordinates; None: assume so)."""
+    return bool(TILE_S_LANE) and (n_components is None or int(n_components) <= 3)
+
+
+def tile_points(max_outputs: int, s_lane: bool | None = None) -> int:
+    """Points i per fragment of the tiled update on a device with ``max_outputs`` targets:
+    K + 1 targets (K <= 4) with the separate S target; with s in g's w lane (``s_lane``; None:
+    :func:`tile_s_lane`) K targets, K a power of two (1, 2, 4, 8)."""
+    if tile_s_lane() if s_lane is None else s_lane:
+        k = max(1, min(TILE_MAX, 8, int(max_outputs)))
+        return 1 << (k.bit_length() - 1)
+    return max(1, min(TILE_MAX, 4, int(max_outputs) - 1))
 
 
 # ---- loop work --------------------------------------------------------------------------------
@@ -221,8 +313,10 @@ ROWSUM = {
                  split=_split(src), name=f"sammon/rowsum-{src}", hint=_HINT)
     for src in ("rows", "columns")}
 def _tile_block(a) -> int:
-    """Loop iterations of one block of the tiled sweep (at worst: with the exact pass)."""
-    return 1 + 2 * int(a.uniforms["pt_texels"])
+    """Loop iterations of one block of the tiled sweep (at worst: with the exact pass): its
+    own, the coordinate loop (UNROLL texels a step) and the exact loop (one texel a step)."""
+    pt = int(a.uniforms["pt_texels"])
+    return 1 + ceil_div(pt, int(a.defines.get("UNROLL", 1))) + pt
 
 
 def _tile_split(jb):
@@ -242,48 +336,71 @@ def tile_parts(n_points: int, k_pts: int, chunks, jb=None) -> int:
     return max(1, min(TILE_PARTS_MAX, blocks, ceil_div(TILE_FRAGMENTS, nf)))
 
 
-def blocked_source(X: np.ndarray, max_size: int):
+def blocked_source(X: np.ndarray, max_size: int, unroll: int = 1, group: int = 1):
     """X (N x n, float32) blocked for the tiled sweep: rows of ``pts_row`` points, each point
-    ``pt_texels`` = ceil(n / 4) texels (zero-padded coordinates: distances unchanged), with
-    pts_row the smallest power of two that keeps the texture within ``max_size`` on both axes
-    (no wrap: a point's texels are consecutive). Returns (array, pts_row, pt_texels)."""
+    ``pt_texels`` = ceil(n / 4) texels rounded up to a multiple of ``unroll`` (zero-padded
+    coordinates: distances unchanged), with pts_row the smallest power of two (a multiple of
+    ``group``, a power of two) that keeps the texture within ``max_size`` on both axes (no
+    wrap). ``group`` = 1: a point's texels are consecutive; > 1: the points of each group of
+    ``group`` are interleaved (texel t of the group's point B at t * group + B of the group's
+    run of group * pt_texels texels; tile.frag's IL). Points past N are zeros.
+    Returns (array, pts_row, pt_texels)."""
     n, d = X.shape
-    pt = ceil_div(d, 4)
-    b = 1
+    g = int(group)
+    pt = ceil_div(ceil_div(d, 4), int(unroll)) * int(unroll)
+    if g < 1 or g & (g - 1) or g * pt > max_size:
+        raise ValueError(f"group {g}: a power of two whose points' texels fit one row")
+    b = g
     while ceil_div(n, b) > max_size and 2 * b * pt <= max_size:
         b *= 2
     rows = ceil_div(n, b)
     out = np.zeros((rows * b, 4 * pt), dtype=np.float32)
     out[:n, :d] = X
-    return out.reshape(rows, b * 4 * pt), b, pt
+    if g > 1:   # (groups, point, texel, lane) -> (groups, texel, point, lane)
+        out = out.reshape(rows * b // g, g, pt, 4).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(out).reshape(rows, b * 4 * pt), b, pt
 
 
 def _tile_names(k):
     return tuple(f"G{a}" for a in range(k))
 
 
+def _tile_outputs(k, s_lane):
+    return _tile_names(k) + (() if s_lane else ("S",))
+
+
+#: (K, s in g's w lane) of the tiled kernels declared: K + 1 targets up to K = 4, or K targets
+#: for K = 1, 2, 4, 8.
+TILE_SHAPES = tuple((k, False) for k in range(1, 5)) + tuple((k, True) for k in (1, 2, 4, 8))
+
 #: The tiled update (layout="rows", distances recomputed), per (points i per fragment K,
-#: points j per block JB): the sums g and s of K points over the sweep units
-#: blk0 + [0, n_blk), into K + 1 targets of ceil(N / K) x n_part texels (tile, part of j).
+#: points j per block JB, s in g's w lane): the sums g and s of K points over the sweep units
+#: blk0 + [0, n_blk), into K + 1 (or K) targets of ceil(N / K) x n_part texels (tile, part
+#: of j). UNROLL (coordinate texels per loop step) and IL (interleaved blocks) are defines
+#: of the call.
 TILE = {
-    (k, jb): declare("algorithms/sammon/tile.frag",
-                     inputs={"X": In(packed=True, order="row"), "NRM": In(),
-                             "Y": In(packed=True, order="row")},
-                     outputs=_tile_names(k) + ("S",),
-                     uniforms={"dm_floor": "float", "blk0": "int", "n_blk": "int",
-                               "n_pts": "int", "pt_texels": "int", "pts_row": "int",
-                               "n_part": "int"},
-                     defines={"K_PTS": k, "JB": jb}, split=_tile_split(jb),
-                     name=f"sammon/tile{k}x{jb}", hint=_HINT)
-    for k in range(1, TILE_MAX + 1) for jb in (8, 16)}
+    (k, jb, sl): declare("algorithms/sammon/tile.frag",
+                         inputs={"X": In(packed=True, order="row"), "NRM": In(),
+                                 "Y": In(packed=True, order="row")},
+                         outputs=_tile_outputs(k, sl),
+                         uniforms={"dm_floor": "float", "blk0": "int", "n_blk": "int",
+                                   "n_pts": "int", "pt_texels": "int", "pts_row": "int",
+                                   "n_part": "int"},
+                         defines={"K_PTS": k, "JB": jb, "S_LANE": int(sl), "UNROLL": 1,
+                                  "IL": 0},
+                         split=_tile_split(jb),
+                         name=f"sammon/tile{k}x{jb}" + ("w" if sl else ""), hint=_HINT)
+    for k, sl in TILE_SHAPES for jb in (8, 16, 32)}
 #: From the tile sums back to one texel per point: next = prev + mu g (eq. 3), g and s.
 FINISH = {
-    k: declare("algorithms/sammon/finish.frag",
-               inputs=dict({n: In(packed=True, order="row") for n in _tile_names(k) + ("S",)},
-                           Y=In(like="OUT0")),
-               outputs=3, uniforms={"mu": "float", "n_part": "int"}, defines={"K_PTS": k},
-               loop=lambda a: a.uniforms["n_part"], name=f"sammon/finish{k}")
-    for k in range(1, TILE_MAX + 1)}
+    (k, sl): declare("algorithms/sammon/finish.frag",
+                     inputs=dict({n: In(packed=True, order="row")
+                                  for n in _tile_outputs(k, sl)}, Y=In(like="OUT0")),
+                     outputs=3, uniforms={"mu": "float", "n_part": "int"},
+                     defines={"K_PTS": k, "S_LANE": int(sl)},
+                     loop=lambda a: a.uniforms["n_part"],
+                     name=f"sammon/finish{k}" + ("w" if sl else ""))
+    for k, sl in TILE_SHAPES}
 #: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1).
 DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
                defines={"SOURCE": SOURCES["rows"]}, loop=_dist_loop, name="sammon/dist",
@@ -318,6 +435,32 @@ def sweep_chunks(n_points: int, n_features: int, source: str, split="auto", jb=N
     return [(a, b - a) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
+def chunk_work(n_points: int, n_features: int, source: str, n_units: int) -> int:
+    """Work of one chunk pass of ``n_units`` sweep units, in :data:`PASS_WORK` units
+    (pair-texel fetches: N fragments x the chunk's points x texels per pair / 4)."""
+    texels = {"rows": ceil_div(n_features, 4), "tiled": ceil_div(n_features, 4),
+              "columns": int(n_features), "cached": 1}[source]
+    points = int(n_units) if source in ("rows", "tiled") else 4 * int(n_units)
+    return int(n_points) * points * texels // 4
+
+
+def host_waits(works, limit=None) -> list:
+    """Per pass of a chain with these works: whether the host waits for the GPU after it, so
+    that at most ``limit`` (default :data:`SYNC_WORK`; None: no waits) is queued at a time
+    (a single pass larger than the limit is queued alone). The last pass never waits here
+    (a readback follows it)."""
+    limit = SYNC_WORK if limit is None else limit
+    works = [int(w) for w in works]
+    out, queued = [], 0
+    for k, w in enumerate(works):
+        queued += w
+        wait = limit is not None and k + 1 < len(works) and queued + works[k + 1] > limit
+        out.append(bool(wait))
+        if wait:
+            queued = 0
+    return out
+
+
 def _plan_layouts(n, n_features, source, max_size):
     order = "col" if source == "columns" else "row"
     if source == "cached":
@@ -332,21 +475,26 @@ def accumulate_cost(n_outputs: int, float_blend: bool = True) -> int:
 
 
 def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 20,
-                 float_blend=True) -> int:
+                 float_blend=True, unroll=1) -> int:
     """Passes the sweep of ``kernel`` draws over ``chunks`` under ``loop_cap``: the first part
     of the first chunk writes, every other part (chunks after the first, loop-cap cuts after
     the first of a chunk) accumulates, by blending or, without float blending, by the
-    engine's ping-pong passes."""
+    engine's ping-pong passes. ``unroll``: the tiled kernel's UNROLL."""
     lays = _plan_layouts(n, n_features, source, max_size)
     src = {"tiled": "rows"}.get(source, source)
     acc = accumulate_cost(len(kernel.outputs), float_blend)
     total = 0
-    parts = tile_parts(n, len(kernel.outputs) - 1, chunks, kernel.split.align) \
-        if source == "tiled" else 1
+    tiled = source == "tiled"
+    parts = tile_parts(n, int(kernel.defines["K_PTS"]), chunks, kernel.split.align) \
+        if tiled else 1
+    if tiled:
+        defines = kernel.resolve_defines({"UNROLL": int(unroll)})
+    else:
+        defines = {"SOURCE": SOURCES[src]} if "SOURCE" in kernel.defines else {}
+    pt = ceil_div(ceil_div(n_features, 4), int(unroll)) * int(unroll)
     for k, (b0, nb) in enumerate(chunks):
-        u = {"blk0": b0, "n_blk": nb, "pt_texels": ceil_div(n_features, 4), "n_part": parts}
-        cuts = max(1, len(kernel.slices(lays, u, {"SOURCE": SOURCES[src]}
-                                        if "SOURCE" in kernel.defines else {}, loop_cap)))
+        u = {"blk0": b0, "n_blk": nb, "pt_texels": pt, "n_part": parts}
+        cuts = max(1, len(kernel.slices(lays, u, defines, loop_cap)))
         total += (1 + (cuts - 1) * acc) if k == 0 else cuts * acc
     return total
 
@@ -363,15 +511,21 @@ def sweep_source(layout: str, cached: bool, tiled: bool = True) -> str:
     return "tiled" if layout == "rows" and tiled else layout
 
 
-def update_kernel(source: str, max_outputs: int = 8, jb=None):
+def update_kernel(source: str, max_outputs: int = 8, jb=None, s_lane=None, k_pts=None):
+    """The update kernel of ``source``; for "tiled" the TILE of ``k_pts`` points (default
+    :func:`tile_points`), ``jb`` points per block and s in g's w lane or not (``s_lane``;
+    None: :func:`tile_s_lane`)."""
     if source == "tiled":
-        return TILE[(tile_points(max_outputs), int(jb or TILE_JB))]
+        sl = tile_s_lane() if s_lane is None else bool(s_lane)
+        k = int(k_pts) if k_pts else tile_points(max_outputs, sl)
+        return TILE[(k, int(jb or TILE_JB), sl)]
     return UPDATE[source]
 
 
 def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
                 n_rejects=0, adaptive=False, loop_cap=None, fanin=None, float_blend=True,
-                max_outputs=8, tiled=True, tile_jb=None):
+                max_outputs=8, tiled=True, tile_jb=None, tile_points=None, tile_s_lane=None,
+                tile_unroll=None):
     """Passes of one fit per phase (registered as plan ``sammon/fit``).
 
     n, n_features : the data's shape; layout : "rows" / "columns"; n_evals : update
@@ -381,15 +535,19 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     float_blend : the device's ``float_blending`` (False: accumulation by ping-pong passes);
     max_outputs : the device's ``max_outputs`` (points per tiled fragment); tiled : whether the
     rows sweep is the tiled kernel (``tiled_``); tile_jb : its points per block (default
-    :data:`TILE_JB`). :func:`plan_params` collects them.
+    :data:`TILE_JB`); tile_points, tile_s_lane, tile_unroll : its points i per fragment, s in
+    g's w lane, coordinate unroll (``tile_points_``, ``tile_s_lane_``, ``tile_unroll_``;
+    default: the module's settings for positions of at most 3 coordinates).
+    :func:`plan_params` collects them.
     """
     n, n_features = int(n), int(n_features)
     red = _sum_passes(n, fanin)                       # S and V: one texel per point
     source = sweep_source(layout, cached, tiled)
-    kern = update_kernel(source, max_outputs, tile_jb)
+    kern = update_kernel(source, max_outputs, tile_jb, tile_s_lane, tile_points)
     update = sweep_passes(kern, n, n_features, source,
                           sweep_chunks(n, n_features, source, split, tile_jb), loop_cap,
-                          float_blend=float_blend)
+                          float_blend=float_blend,
+                          unroll=TILE_UNROLL if tile_unroll is None else tile_unroll)
     if source == "tiled":
         update += 1                                   # FINISH: back to one texel per point
     if cached:
@@ -411,8 +569,12 @@ def plan_params(est, dev) -> dict:
     return dict(n=est.embedding_.shape[0], n_features=est.n_features_in_, layout=est.layout,
                 n_evals=est.n_iter_, split=est.split, cached=est.cached_,
                 n_rejects=est.n_rejected_, adaptive=est.step == "adaptive",
-                loop_cap=dev.loop_cap, float_blend=dev.float_blending,
-                max_outputs=dev.max_outputs, tiled=est.tiled_, tile_jb=est.tile_jb_)
+                loop_cap=dev.loop_cap, fanin=_reduce.fanin_for(dev),
+                float_blend=dev.float_blending,
+                max_outputs=dev.max_outputs, tiled=est.tiled_, tile_jb=est.tile_jb_,
+                tile_points=getattr(est, "tile_points_", None),
+                tile_s_lane=getattr(est, "tile_s_lane_", None),
+                tile_unroll=getattr(est, "tile_unroll_", None))
 
 
 register_plan(PassPlan(
@@ -430,7 +592,7 @@ register_plan(PassPlan(
           "rejected candidate",
     params=("n", "n_features", "layout", "n_evals", "split", "cached", "n_rejects",
             "adaptive", "loop_cap", "fanin", "float_blend", "max_outputs", "tiled",
-            "tile_jb")))
+            "tile_jb", "tile_points", "tile_s_lane", "tile_unroll")))
 
 
 def pca_init(X: np.ndarray, n_components: int) -> np.ndarray:
@@ -583,13 +745,58 @@ def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
             "fewer points per device (shadergpgpu.distributed).")
 
 
+def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int | None = None,
+                       rows: int = 3) -> None:
+    """Compare a few rows of one update's direction g and stress terms s (eq. 3 and 1, from
+    positions ``Y``) with float64 on the host: like :func:`_spot_check_rowsums`, a dropped or
+    cut pass of the sweep must raise (a wrong row by more than 1e-3 of its size). Each pair's
+    float32 dn - dm is allowed an error delta = UPDATE_CHECK_EPS (dn + dm + |y_i| + |y_j|)
+    on top (a near-converged row cancels: dn ~ dm), propagated to s and g; g's tolerance is
+    measured against the sum of its terms' magnitudes (g itself may cancel)."""
+    hi = Xc.shape[0] if hi is None else int(hi)
+    idx = np.unique(np.linspace(int(lo), hi - 1, rows).astype(int))
+    Xd = np.asarray(Xc, dtype=np.float64)
+    Yd = np.asarray(Y, dtype=np.float64)
+    got_g = G.get().astype(np.float64)
+    got_s = S.get().reshape(len(Xd), -1)[:, 0].astype(np.float64)
+    m = Yd.shape[1]
+    for i in idx:
+        dn = np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1))
+        dy = Yd[i] - Yd
+        dm = np.sqrt((dy ** 2).sum(axis=1))
+        ok = dn > 0
+        ok[i] = False
+        sd = np.where(ok, dn, 1.0)
+        e = dn - dm
+        den = sd * np.maximum(dm, dm_floor)
+        terms = np.where(ok, e / den, 0.0)[:, None] * dy
+        g, scale = terms.sum(axis=0), np.abs(terms).sum(axis=0)
+        s = np.where(ok, e ** 2 / sd, 0.0).sum()
+        delta = UPDATE_CHECK_EPS * (dn + dm + np.abs(Yd[i]).sum() + np.abs(Yd).sum(axis=1))
+        tol_s = 1e-3 * s + np.where(ok, (2 * np.abs(e) + delta) * delta / sd, 0.0).sum()
+        tol_g = 1e-3 * scale + (np.where(ok, delta / den, 0.0)[:, None] * np.abs(dy)).sum(0)
+        bad_g = np.abs(got_g[i, :m] - g) > np.maximum(tol_g, 1e-30)
+        bad_s = abs(got_s[i] - s) > max(tol_s, 1e-30)
+        if bad_g.any() or bad_s:
+            from ..engine.errors import ShaderGPGPUError
+            raise ShaderGPGPUError(
+                f"Sammon update: the renderer returned a wrong direction or stress row for "
+                f"point {i} (g {got_g[i, :m]} vs {g}, s {got_s[i]:.6g} vs {s:.6g} on the "
+                f"host); {dev.caps.renderer} dropped or cut a pass. Try split= larger, or "
+                "fewer points per device (shadergpgpu.distributed).")
+
+
 class _Run:
     """Device state of one fit: textures, prepared passes and the step control."""
 
-    def __init__(self, dev, X, Y0, est, rows=None):
-        # rows: (lo, hi) when only those points' row sums are computed (a Dask shard)
+    def __init__(self, dev, X, Y0, est, rows=None, sum_dn=None):
+        # rows: (lo, hi) when only those points' row sums are computed (a Dask shard);
+        # sum_dn: sum dn known from an earlier setup of the same X (no row-sum passes; for
+        # timing update variants, diag/sammon_variants.py)
         self.dev, self.est = dev, est
         self.rows = rows
+        self._known_sum_dn = sum_dn
+        self._check_update = False
         self._arrays = []
         self._chains = []
         try:
@@ -627,7 +834,7 @@ class _Run:
         # Centred on the host (float64): distances unchanged, norms small (the tiled sweep's
         # |x_i|^2 + |x_j|^2 - 2 x_i.x_j cancels less).
         X64 = np.asarray(X, dtype=np.float64)
-        Xc = (X64 - X64.mean(axis=0)).astype(np.float32)
+        Xc = self._xc = (X64 - X64.mean(axis=0)).astype(np.float32)
         self.X = self._keep(dev.array(Xc, packed=True, order=order, name="X"))
         # Positions, direction and stress terms: one texel per point, near-square wrap.
         w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
@@ -642,6 +849,12 @@ class _Run:
         self.tiled = bool(TILE_ROWS) and est.layout == "rows" and not self.cached
         source = self.source = sweep_source(est.layout, self.cached, self.tiled)
         self.tile_jb = int(TILE_JB)
+        self.tile_unroll = int(TILE_UNROLL)
+        self.tile_s_lane = tile_s_lane(self.m)
+        self.k_pts = tile_points(dev.max_outputs, self.tile_s_lane)
+        pt = ceil_div(ceil_div(d, 4), self.tile_unroll) * self.tile_unroll
+        self.tile_il = bool(TILE_INTERLEAVE) and self.tile_jb % self.k_pts == 0 and \
+            self.tile_jb * pt <= dev.max_texture_size
         self.chunks = sweep_chunks(n, d, source, est.split, self.tile_jb)
         with dev.phase("sammon/setup"):
             if self.cached:
@@ -650,11 +863,18 @@ class _Run:
                         defines={"SOURCE": SOURCES[est.layout]})
                 sum_dn = _reduce.total(dev, self.D)
                 src_inputs = {"D": self.D}
+            elif self._known_sum_dn is not None:
+                sum_dn = float(self._known_sum_dn)
+                src_inputs = {"X": self.X}
             else:
-                for k, (b0, nb) in enumerate(sweep_chunks(n, d, est.layout, 1)):
+                rs_chunks = sweep_chunks(n, d, est.layout, 1)
+                waits = host_waits([chunk_work(n, d, est.layout, nb) for _, nb in rs_chunks])
+                for k, (b0, nb) in enumerate(rs_chunks):
                     dev.run(ROWSUM[est.layout], self.V, inputs={"X": self.X},
                             uniforms={"blk0": b0, "n_blk": nb},
                             accumulate="add" if k > 0 else None)
+                    if waits[k]:
+                        dev.finish()
                 sum_dn = _reduce.total(dev, self.V)
                 _spot_check_rowsums(dev, self.V, Xc, *(self.rows or ()))
                 src_inputs = {"X": self.X}
@@ -671,27 +891,30 @@ class _Run:
         self.passes = []
         self.finish = None
         if self.tiled:
-            k_pts = tile_points(dev.max_outputs)
+            k_pts, sl = self.k_pts, self.tile_s_lane
             nf = ceil_div(n, k_pts)
             self.n_part = tile_parts(n, k_pts, self.chunks, self.tile_jb)
             tl = Layout(nf, 4 * self.n_part, True, "row", dev.max_texture_size)
-            tiles = [self._keep(dev.alloc(tl)) for _ in range(k_pts + 1)]
-            names = _tile_names(k_pts) + ("S",)
+            names = _tile_outputs(k_pts, sl)
+            tiles = [self._keep(dev.alloc(tl)) for _ in names]
             nrm = (Xc.astype(np.float64) ** 2).sum(axis=1)
             self.NRM = self._keep(dev.array(nrm[None, :], packed=True, order="row",
                                             name="norms"))
-            xb, pts_row, pt_texels = blocked_source(Xc, dev.max_texture_size)
+            xb, pts_row, pt_texels = blocked_source(
+                Xc, dev.max_texture_size, self.tile_unroll,
+                self.tile_jb if self.tile_il else 1)
             self.XB = self._keep(dev.array(xb, packed=True, order="row", name="X"))
+            kern = update_kernel("tiled", dev.max_outputs, self.tile_jb, sl, k_pts)
             for k, (b0, nb) in enumerate(self.chunks):
                 self.passes.append(dev.prepare(
-                    update_kernel("tiled", dev.max_outputs, self.tile_jb),
-                    dict(zip(names, tiles)),
+                    kern, dict(zip(names, tiles)),
                     inputs={"X": self.XB, "NRM": self.NRM, "Y": self.Y[0]},
                     uniforms={"blk0": b0, "n_blk": nb, "dm_floor": self.dm_floor,
                               "n_pts": n, "pts_row": pts_row, "pt_texels": pt_texels,
                               "n_part": self.n_part},
+                    defines={"UNROLL": self.tile_unroll, "IL": int(self.tile_il)},
                     accumulate="add" if k > 0 else None))
-            self.finish = dev.prepare(FINISH[k_pts], [self.Y[1], self.G[0], self.S],
+            self.finish = dev.prepare(FINISH[k_pts, sl], [self.Y[1], self.G[0], self.S],
                                       inputs=dict(zip(names, tiles), Y=self.Y[0]),
                                       uniforms={"mu": 0.0, "n_part": self.n_part})
         else:
@@ -703,9 +926,11 @@ class _Run:
                                           "dm_floor": self.dm_floor, "mu": 0.0},
                                 accumulate="add" if k > 0 else None)
                 self.passes.append(p)
-        self.split = sweep_passes(update_kernel(source, dev.max_outputs, self.tile_jb), n, d,
+        self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])
+        self.split = sweep_passes(update_kernel(source, dev.max_outputs, self.tile_jb,
+                                                self.tile_s_lane, self.k_pts), n, d,
                                   source, self.chunks, dev.loop_cap,
-                                  float_blend=dev.float_blending)
+                                  float_blend=dev.float_blending, unroll=self.tile_unroll)
         self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
         self._chains.append(self.stress_sum)
 
@@ -736,24 +961,35 @@ class _Run:
         t0 = time.perf_counter()
         with dev.phase("sammon/update"):
             if self.finish is not None:
-                for p in self.passes:
+                for p, wait in zip(self.passes, self.waits):
                     p.bind(Y=y_in)
                     p.run()
+                    if wait:
+                        dev.finish()
                 self.finish.bind(Y=y_in, OUT0=y_out, OUT1=g_out)
                 self.finish.run(mu=float(mu))
             else:
-                for p in self.passes:
+                for p, wait in zip(self.passes, self.waits):
                     p.bind(Y=y_in, OUT0=y_out, OUT1=g_out)
                     p.run(mu=float(mu))
+                    if wait:
+                        dev.finish()
         with dev.phase("sammon/stress"):
             self.stress_sum.run()
             s = float(self.stress_sum.result.get()[0])
         self.eval_s.append(time.perf_counter() - t0)
+        if self._check_update:
+            # the first update of a fit (from the start positions): a few rows of g and s
+            # against float64 on the host (a dropped or cut pass must raise, not fit)
+            self._check_update = False
+            _spot_check_update(dev, g_out, self.S, self._xc, y_in.get(), self.dm_floor,
+                               *(self.rows or ()))
         return s / self.sum_dn
 
     # ---- the two step rules ------------------------------------------------------------------
     def fit(self):
         est = self.est
+        self._check_update = True
         if est.step == "source":
             self._fit_source()
         else:
@@ -762,6 +998,10 @@ class _Run:
         est.cached_ = self.cached
         est.tiled_ = self.tiled
         est.tile_jb_ = self.tile_jb
+        est.tile_points_ = self.k_pts if self.tiled else None
+        est.tile_s_lane_ = self.tile_s_lane if self.tiled else None
+        est.tile_unroll_ = self.tile_unroll if self.tiled else None
+        est.tile_interleaved_ = self.tile_il if self.tiled else None
         est.split_ = self.split
         est.chunks_ = len(self.chunks)
         est.timings_ = {"setup_s": self.setup_s, "eval_s": list(self.eval_s)}

@@ -32,17 +32,26 @@ Variants (``variant=``):
     (8 rows x one K chunk as vec4 quads, at most GL_MAX_UNIFORM_BLOCK_SIZE bytes: 2,048 K per
     chunk at 64 KiB); the host draws one rectangle per block row and K chunk (one prepared
     pass, :meth:`~shadergpgpu.engine.passes.Pass.sweep`, moving the window between draws),
-    later chunks adding by blending (see below without float blending). Block row i's texels lie in a band of rows of the 8
-    targets (a 2-D rectangle per draw keeps pixel quads full); the epilogue reads them back.
-    Not the ``auto`` choice until measured on a GPU (see :func:`default_variant`).
+    later chunks adding by blending (see below without float blending). Block row i's texels
+    form a band x width rect of the 8 targets (a 2-D rect keeps pixel quads full), the rects
+    tiling the targets about ``UBO_TARGET_W`` texels wide (at n = 4096: 32 x 32 rects in a
+    1024 x 512 target, the shape of one full-screen draw); the epilogue reads them back.
+``"tile16x2-ubo"``, ``"tile32x1-ubo"``
+    The same with **B transposed** (staged as op(B)^T, one texel = 4 K of one column of C) and
+    a 16 x 2 (32 x 1) micro-tile per fragment in the same 8 targets: a K-quad costs 2 (1) texel
+    fetches of B per 256 flops (the 8x4 tile: 4) for 16 (32) uniform vec4 reads of A (the
+    8x4 tile: 8), trading texel fetches for constant-cache reads; windows hold 1,024 (512) K.
+    None of the uniform-block variants is the ``auto`` choice until measured on a GPU (see
+    :func:`default_variant`; ``diag/sgemm_ubo.py`` times them against each other).
 
 **Device profiles** (``Device(profile=...)``, :mod:`shadergpgpu.engine.profiles`): every variant
 adapts to the device's limits instead of failing (:func:`effective_variant`): the micro-tile
 shrinks to 4 rows where the device has fewer than 8 render targets (1 row, the simple kernel,
-below 4), A goes through the 2-D texture path where there are no buffer textures (or, for the
-uniform-block variant, no uniform blocks: GLSL 1.10), K slices are combined with
-``accumulate="add"`` (ping-pong passes where float32 blending is missing; the uniform-block
-variant draws each later K chunk into fresh targets and adds them with one pass per target)
+below 4; the transposed-B tiles halve their rows: 16x2 -> 8x2), A goes through the 2-D texture
+path where there are no buffer textures (or, for the uniform-block variants, no uniform blocks:
+GLSL 1.10; then the 8x4 tile), K slices are combined with ``accumulate="add"`` (ping-pong
+passes where float32 blending is missing; the uniform-block variants draw each later K chunk
+into fresh targets and add them with one pass per target)
 and every loop stays within the profile's cap. :func:`work` and the registered pass plans take
 the device (or its :class:`Limits`), so plan and pass counter agree under every profile.
 
@@ -54,9 +63,10 @@ blended passes so that one fragment never runs more loop iterations than the dev
 for more K slices when the output is small (more fragments in flight).
 
 Any shapes work: inputs are staged into zero-padded copies (M to a multiple of the tile rows, K
-to a multiple of 4 * unroll) on the host for numpy inputs or by a staging pass for device arrays,
-so the kernels never branch on edges; the padding never reaches the result. Arrays wider than
-the texture limit wrap (the layout accessors handle it).
+to a multiple of 4 * unroll) on the host for numpy inputs or by a staging pass for device arrays
+(one texel fetch per output texel where the input is packed row-major and not transposed, one
+per lane otherwise), so the kernels never branch on edges; the padding never reaches the
+result. Arrays wider than the texture limit wrap (the layout accessors handle it).
 """
 from __future__ import annotations
 
@@ -88,10 +98,19 @@ _HINT = "K is cut across passes automatically; this device's loop cap is too sma
 _A = In(buffer="either", packed=True, order="row")   # staged A: texture buffer or 2-D texture
 _B = In(packed=True, order="row")                    # staged B: 2-D texture
 
+def _stage_work(a):
+    # one element read per lane, or one texel per output texel (TEXELS: X packed row-major)
+    n = 1 if a.defines["TEXELS"] else 4
+    buf = getattr(a.X, "kind", ("",))[0] == "buffer"
+    return {"flops": 0.0, "fetches": float(n), "bytes": 16.0, "buffer_fetches": float(n * buf)}
+
+
 #: op(X) zero-padded into a packed row-major array (TRANS: X transposed); X of any layout,
-#: a BufferArray included.
+#: a BufferArray included (TEXELS 1 where X is packed row-major and not transposed: one fetch
+#: per output texel).
 STAGE = declare("algorithms/sgemm/stage.frag", inputs={"X": In(buffer="either")},
-                defines={"TRANS": 0}, loop=lambda a: 4, name="sgemm/stage")
+                defines={"TRANS": 0, "TEXELS": 0}, loop=lambda a: 4, work=_stage_work,
+                name="sgemm/stage")
 
 
 def _simple(has_c: bool):
@@ -128,8 +147,8 @@ def _tile_ubo(rows: int):
     # quads (the declared loop is that bound, checked against the device's cap)
     return declare(
         "algorithms/sgemm/tile8x4_ubo.frag", inputs={"A": In(block=True), "B": _B},
-        outputs=rows, uniforms={"kq0": "int", "ks_n": "int", "band": ("int", 1)},
-        defines={"TILE_ROWS": rows, "UNROLL": 2},
+        outputs=rows, uniforms={"kq0": "int", "ks_n": "int", "geo": "ivec4"},
+        defines={"TILE_ROWS": rows, "UNROLL": 2, "QUAD_ORDER": 0},
         loop=lambda a: a.A.vec4s // (a.defines["TILE_ROWS"] * a.defines["UNROLL"]),
         name=f"sgemm/tile{rows}x4-ubo", hint=_HINT)
 
@@ -137,20 +156,42 @@ def _tile_ubo(rows: int):
 #: uniform-block product kernels by tile rows (A from a block window, B from a texture).
 TILE_UBO = {8: _tile_ubo(8), 4: _tile_ubo(4)}
 
+
+def _ubo_bt_work(a):
+    # per K-quad: TILE_COLS texels of op(B)^T, 4 N_OUT elements x 4 multiply-adds = 32 N_OUT
+    # flops; A from the uniform block (no fetch)
+    quads = a.uniforms["ks_n"] * a.defines["UNROLL"]
+    return {"flops": 32.0 * a.defines["N_OUT"] * quads,
+            "fetches": float(a.defines["TILE_COLS"] * quads), "bytes": 16.0 * a.defines["N_OUT"]}
+
+
+def _tile_ubo_bt(targets: int):
+    # as _tile_ubo, with B transposed and TILE_COLS (2 or 1) columns of C per fragment:
+    # TILE_ROWS = 4 targets / TILE_COLS rows, ks_n steps at most the window's quads / UNROLL
+    return declare(
+        "algorithms/sgemm/tile_ubo_bt.frag", inputs={"A": In(block=True), "B": _B},
+        outputs=targets, uniforms={"kq0": "int", "ks_n": "int", "geo": "ivec4"},
+        defines={"N_OUT": targets, "TILE_COLS": 2, "UNROLL": 2, "QUAD_ORDER": 0},
+        loop=lambda a: a.A.vec4s * a.defines["TILE_COLS"] // (
+            4 * a.defines["N_OUT"] * a.defines["UNROLL"]),
+        work=_ubo_bt_work, name=f"sgemm/ubo-bt{targets}", hint=_HINT)
+
+
+#: uniform-block product kernels with B transposed (tile16x2-ubo, tile32x1-ubo and their
+#: adaptations), by render targets.
+TILE_UBO_BT = {t: _tile_ubo_bt(t) for t in (8, 4, 2, 1)}
+
 #: op(X) zero-padded and rearranged into block windows (one output row per block row and
 #: K chunk) for the uniform-block variant.
 STAGE_BLOCK = declare("algorithms/sgemm/stage_block.frag", inputs={"X": In(buffer="either")},
                       uniforms={"chunks": "int", "chunk": "int", "first": ("int", 0)},
-                      defines={"TRANS": 0, "TILE_ROWS": 8}, loop=lambda a: 4,
-                      name="sgemm/stage-block")
+                      defines={"TRANS": 0, "TILE_ROWS": 8, "TEXELS": 0}, loop=lambda a: 4,
+                      work=_stage_work, name="sgemm/stage-block")
 
 
 def _combine(rows: int, has_c: bool):
     inputs = {f"P{t}": _B for t in range(rows)}
-    uniforms = {}
-    if rows:
-        uniforms["alpha"] = "float"
-        uniforms["band"] = ("int", 1)   # rows of P per block row (uniform-block variant)
+    uniforms = {"alpha": "float"} if rows else {}
     if has_c:
         inputs["C"] = In()
         uniforms["beta"] = "float"
@@ -165,46 +206,101 @@ COMBINE = {(r, c): _combine(r, c) for r, c in ((8, False), (8, True), (4, False)
                                               (0, True))}
 
 
+def _combine_ubo_work(a):
+    # 4 / TILE_COLS texels of the targets, alpha p; with C: 4 lanes of C read, beta c added
+    has_c = a.defines["HAS_C"]
+    return {"flops": 4.0 + 8.0 * has_c, "fetches": 4.0 / a.defines["TILE_COLS"] + 4.0 * has_c,
+            "bytes": 16.0}
+
+
+def _combine_ubo(targets: int, has_c: bool):
+    inputs = {f"P{t}": _B for t in range(targets)}
+    uniforms = {"alpha": "float", "geo": "ivec4"}
+    if has_c:
+        inputs["C"] = In()
+        uniforms["beta"] = "float"
+    return declare("algorithms/sgemm/combine_ubo.frag", inputs=inputs, uniforms=uniforms,
+                   defines={"N_OUT": targets, "TILE_COLS": 4, "HAS_C": int(has_c),
+                            "QUAD_ORDER": 0},
+                   loop=lambda a: 4,  # the lanes of C
+                   work=_combine_ubo_work,
+                   name=f"sgemm/combine-ubo{targets}" + ("+C" if has_c else ""))
+
+
+#: epilogue kernels of the uniform-block variants by (targets, has C): C = alpha P + beta C,
+#: P gathered from the targets' geometry (TILE_COLS: 4, 2 or 1 columns per fragment).
+COMBINE_UBO = {(t, c): _combine_ubo(t, c) for t in (8, 4, 2, 1) for c in (False, True)}
+
+
 # ---- variants ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Variant:
     name: str
     a_path: str          # "buffer", "texture" or "block" (uniform buffer)
-    tile_rows: int       # output rows per fragment (8 or 4 for the micro-tile, 1 for simple)
+    tile_rows: int       # output rows per fragment (8 or 4 for the micro-tile, 1 for simple;
+                         # the uniform-block tiles with B transposed: 32 / tile_cols or fewer)
     unroll: int          # K-quads per loop iteration (1, 2 or 4; 1 for simple)
     description: str
+    tile_cols: int = 4   # columns of C per fragment: 4 (B by rows: one texel = 4 columns), or
+                         # 2 / 1 (uniform-block path only: B transposed, one texel = 4 K)
 
     def __post_init__(self):
-        if self.tile_rows not in (1, 4, 8):
+        if self.a_path not in ("buffer", "texture", "block"):
+            raise ValueError(f"a_path must be buffer, texture or block, got {self.a_path!r}")
+        if self.tile_cols not in (1, 2, 4):
+            raise ValueError(f"tile_cols must be 1, 2 or 4, got {self.tile_cols}")
+        if self.tile_cols == 4 and self.tile_rows not in (1, 4, 8):
             raise ValueError(f"tile_rows must be 1, 4 or 8, got {self.tile_rows}")
+        if self.tile_cols < 4:
+            if self.a_path != "block":
+                raise ValueError("tile_cols 2 or 1 needs the uniform-block path (a_path block)")
+            if self.tile_rows * self.tile_cols not in (4, 8, 16, 32):
+                raise ValueError(f"tile_rows x tile_cols must fill 1, 2, 4 or 8 render targets "
+                                 f"(4 to 32 elements), got {self.tile_rows}x{self.tile_cols}")
         if self.unroll not in (1, 2, 4) or (self.tile_rows == 1 and self.unroll != 1):
             raise ValueError(f"unroll must be 1, 2 or 4 (1 for the simple kernel), got "
                              f"{self.unroll}")
-        if self.a_path not in ("buffer", "texture", "block"):
-            raise ValueError(f"a_path must be buffer, texture or block, got {self.a_path!r}")
-        if self.a_path == "block" and self.tile_rows == 1:
+        if self.a_path == "block" and self.tile_rows == 1 and self.tile_cols == 4:
             raise ValueError("the uniform-block path needs a micro-tile (tile_rows 4 or 8)")
 
     @property
+    def targets(self) -> int:
+        """Render targets the product kernel writes (tile elements / 4)."""
+        return self.tile_rows * self.tile_cols // 4
+
+    @property
+    def b_transposed(self) -> bool:
+        """B staged as op(B)^T (one texel = 4 K of one column): tiles of 2 or 1 columns."""
+        return self.tile_cols < 4
+
+    @property
     def kernel(self):
-        if self.tile_rows == 1:
+        if self.tile_rows == 1 and self.tile_cols == 4:
             return SIMPLE
-        return (TILE_UBO if self.a_path == "block" else TILE)[self.tile_rows]
+        if self.a_path == "block":
+            return (TILE_UBO_BT if self.b_transposed else TILE_UBO)[self.targets]
+        return TILE[self.tile_rows]
 
     @property
     def defines(self) -> dict:
-        return {} if self.tile_rows == 1 else {"UNROLL": self.unroll}
+        if self.tile_rows == 1 and self.tile_cols == 4:
+            return {}
+        if self.b_transposed:
+            return {"UNROLL": self.unroll, "TILE_COLS": self.tile_cols}
+        return {"UNROLL": self.unroll}
 
     @property
     def fetches_per_quad(self) -> int:
-        """Texel fetches per fragment per K-quad: 4 of B, plus tile_rows of A unless A comes
-        from a uniform block (uniform reads are not texel fetches)."""
-        return 4 + (0 if self.a_path == "block" else self.tile_rows)
+        """Texel fetches per fragment per K-quad: 4 of B (tile_cols of op(B)^T for the
+        transposed tiles), plus tile_rows of A unless A comes from a uniform block (uniform
+        reads are not texel fetches)."""
+        b = self.tile_cols if self.b_transposed else 4
+        return b + (0 if self.a_path == "block" else self.tile_rows)
 
     @property
     def flops_per_quad(self) -> int:
-        """Flops per fragment per K-quad: tile_rows x 4 columns x 4 k x 2."""
-        return 32 * self.tile_rows
+        """Flops per fragment per K-quad: tile_rows x tile_cols x 4 k x 2."""
+        return 8 * self.tile_rows * self.tile_cols
 
 
 VARIANTS = {
@@ -220,6 +316,14 @@ VARIANTS = {
                            "A via uniform buffer (one 8-row block of C per draw, every "
                            "fragment reads the same A), B via 2-D texture, 8x4 micro-tile, "
                            "8 targets"),
+    "tile16x2-ubo": Variant("tile16x2-ubo", "block", 16, 2,
+                            "A via uniform buffer (one 16-row block of C per draw), B "
+                            "transposed via 2-D texture (2 fetches per K-quad), 16x2 "
+                            "micro-tile, 8 targets", tile_cols=2),
+    "tile32x1-ubo": Variant("tile32x1-ubo", "block", 32, 2,
+                            "A via uniform buffer (one 32-row block of C per draw), B "
+                            "transposed via 2-D texture (1 fetch per K-quad), 32x1 "
+                            "micro-tile, 8 targets", tile_cols=1),
 }
 DEFAULT_VARIANT = "auto"
 
@@ -229,22 +333,31 @@ DEFAULT_VARIANT = "auto"
 SPLIT_TARGET_FRAGMENTS = 1 << 18
 MIN_SLICE_K = 2048
 
-# Uniform-block variant: smallest window (K-quads) compiled, and the tallest band of output
-# rows one block row's draw covers (the window length is a define from a small set of powers
-# of two, so a handful of programs serves every K).
+# Uniform-block variants: smallest window (K-quads) compiled (the window length is a define
+# from a small set of powers of two, so a handful of programs serves every K); the geometry of
+# the product targets: one block row's draw covers a rect of band x width texels, band the
+# largest power of two <= UBO_MAX_BAND with band^2 <= the fragments of a block row (square-ish
+# rects), and the rects tile the targets about UBO_TARGET_W texels wide (the block rows of a
+# 4096^2 product then fill a 1024 x 512 target, 32 x 32 texels each). UBO_TARGET_W = 0 stacks
+# the rects in one column (a narrow strip). UBO_QUAD_ORDER: inside a rect, number the
+# fragments by pixel quads (the 4 fragments of a quad read 4 consecutive columns of B) where
+# band and width are even, else row by row (shaders/algorithms/sgemm/ubo_geo.glsl).
 UBO_MIN_QUADS = 16
 UBO_MAX_BAND = 32
+UBO_TARGET_W = 1024
+UBO_QUAD_ORDER = True
 
 
 def default_variant(dev) -> str:
     """The faster variant on ``dev`` (measured, benchmarks/RESULTS.md): on llvmpipe the buffer
-    path for A ("tile8x4", 1.5x faster at n=1024); on the NVIDIA driver 2-D textures fetch
-    faster than texture buffers, so "tile8x4-tex" (2-30% faster).
-
-    "tile8x4-ubo" (A from a uniform buffer) is NOT chosen yet: flip the GPU branch below to it
-    once ``python benchmarks/sgemm.py --sizes 4096 --variants tile8x4-tex,tile8x4-ubo`` has
-    measured it faster on the GPU (target: >= 1,000 GFLOP/s at n = 4,096 on an H200)."""
-    return "tile8x4" if dev.is_software else "tile8x4-tex"
+    path for A ("tile8x4", 1.5x faster at n=1024); on a GPU with uniform blocks the 16x2 tile
+    with A from a uniform buffer ("tile16x2-ubo": 1,110 GFLOP/s at n = 4,096 and 929 at 2,048
+    on an H200, against 385 / 379 for the texture path in the same run; 1,142 / 996 when
+    unrolled by 4, which pads K to 16 and does not fit the smallest textures), else "tile8x4-tex"
+    (2-D textures fetch faster than texture buffers on the NVIDIA driver)."""
+    if dev.is_software:
+        return "tile8x4"
+    return "tile16x2-ubo" if Limits.of(dev).uniform_blocks else "tile8x4-tex"
 
 
 @dataclass(frozen=True)
@@ -296,10 +409,18 @@ def _variant(v) -> Variant:
 
 def effective_variant(variant, device=None) -> Variant:
     """``variant`` adapted to the device's limits (a Device, its :class:`Limits` or None):
-    fewer tile rows than render targets (8 -> 4 -> 1, the simple kernel), A through the 2-D
-    texture path without buffer textures (or, for the block path, without uniform blocks)."""
+    fewer tile rows than render targets (8 -> 4 -> 1, the simple kernel; the transposed-B
+    uniform-block tiles halve their rows), A through the 2-D texture path without buffer
+    textures (or, for the block path, without uniform blocks: then the 8x4 tile)."""
     v = _variant(variant)
     lim = Limits.of(device)
+    if v.b_transposed:
+        if lim.uniform_blocks:
+            rows = v.tile_rows
+            while rows * v.tile_cols > 4 * max(1, lim.max_outputs):
+                rows //= 2
+            return v if rows == v.tile_rows else replace(v, tile_rows=rows)
+        v = replace(v, a_path="texture", tile_rows=8, tile_cols=4)
     rows, a_path = v.tile_rows, v.a_path
     while rows > lim.max_outputs:
         rows = 4 if rows == 8 else 1
@@ -339,26 +460,61 @@ def _cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = Fal
 @dataclass(frozen=True)
 class _UboPlan:
     rows: int            # tile rows (block rows of C are this tall)
+    cols: int            # tile columns (C's columns per fragment: 4, or 2 / 1 with B transposed)
     nblocks: int         # block rows: Mp / rows
     chunks: tuple        # K-quad ranges [q0, q1), one per chunk
     per: int             # K-quads per chunk (all but the last)
     window: int          # quads a window holds (a power of two >= per): the compiled length
-    band: int            # output grid rows per block row
-    parts: Layout        # layout of each of the ``rows`` product targets
+    fw: int              # fragments per block row: ceil(N / cols)
+    band: int            # target rows per block row's rect
+    width: int           # target columns per block row's rect (band x width >= fw)
+    across: int          # rects side by side per band of target rows
+    quad: bool           # fragments numbered by pixel quads inside a rect (QUAD_ORDER)
+    parts: Layout        # layout of each of the product targets
     rects: tuple         # per block row, the output rects its draws cover
 
     @property
     def vec4s(self) -> int:
         return self.window * self.rows
 
+    @property
+    def geo(self) -> tuple:
+        """The kernels' ``geo`` uniform: (band, width, fragments per block row, across)."""
+        return (self.band, self.width, self.fw, self.across)
+
+    @property
+    def fragments(self) -> int:
+        """Fragments one chunk's draws cover (all block rows)."""
+        return sum(r[2] * r[3] for per_row in self.rects for r in per_row)
+
 
 def _pow2_floor(x: int) -> int:
     return 1 << (max(1, int(x)).bit_length() - 1)
 
 
+def _ubo_geometry(nblocks: int, fw: int, mx: int):
+    """(band, width, across) of the block rows' rects in the product targets (at most ``mx``
+    texels a side), or None where no such tiling fits (the targets then wrap)."""
+    pref = 1
+    while pref < UBO_MAX_BAND and (2 * pref) ** 2 <= fw:
+        pref *= 2
+    bands = sorted((1 << e for e in range(max(1, mx).bit_length()) if (1 << e) <= mx),
+                   key=lambda b: (abs(b.bit_length() - pref.bit_length()), b))
+    for band in bands:
+        width = ceil_div(fw, band)
+        if width > mx:
+            continue
+        most = min(nblocks, mx // width)          # rects side by side that fit
+        need = ceil_div(nblocks, mx // band)      # side by side for the height to fit
+        across = max(need, min(most, max(1, UBO_TARGET_W // width)))
+        if across <= most:
+            return band, width, across
+    return None
+
+
 def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1) -> _UboPlan:
-    """K chunks, window length, band and draw rects of the uniform-block variant."""
-    rows, unroll = v.tile_rows, v.unroll
+    """K chunks, window length and the targets' geometry of the uniform-block variants."""
+    rows, cols, unroll = v.tile_rows, v.tile_cols, v.unroll
     Mp, Kp = _padded(v, M, K)
     kq = Kp // 4
     mx = lim.max_texture_size
@@ -368,30 +524,32 @@ def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1) -
     cap_q = _pow2_floor(most)
     if cap_q < unroll:
         raise LoopBudgetError(
-            f"sgemm/tile{rows}x4-ubo: one K step of {unroll} quads does not fit this device's "
-            f"loop cap of {lim.loop_cap} / uniform-block size of {lim.block_bytes} bytes; "
-            "use another variant")
+            f"sgemm/tile{rows}x{cols}-ubo: one K step of {unroll} quads does not fit this "
+            f"device's loop cap of {lim.loop_cap} / uniform-block size of {lim.block_bytes} "
+            "bytes; use another variant")
     n = max(ceil_div(kq, cap_q), min(max(1, int(split)), kq // unroll))
     per = _round_up(ceil_div(kq, n), unroll)
     n = ceil_div(kq, per)
     chunks = tuple((c * per, min(kq, (c + 1) * per)) for c in range(n))
     window = min(cap_q, max(UBO_MIN_QUADS, 1 << (per - 1).bit_length()))
-    # the band: block row i covers rows i*band .. of the targets, band x ceil(GW/band) texels
-    nblocks, gw = Mp // rows, ceil_div(N, 4)
-    band = 1
-    while (band < UBO_MAX_BAND and (2 * band) ** 2 <= gw and nblocks * 2 * band <= mx
-           and ceil_div(gw, 2 * band) <= mx):
-        band *= 2
-    width = ceil_div(gw, band)
-    parts = Layout(nblocks * band, 4 * width, True, "row", mx)
-    if band > 1 and parts.wrapped:  # pragma: no cover - excluded by the loop's conditions
-        band, width = 1, gw
-        parts = Layout(nblocks, N, True, "row", mx)
-    if not parts.wrapped:
-        rects = tuple(((0, i * band, width, band),) for i in range(nblocks))
+    nblocks, fw = Mp // rows, ceil_div(N, cols)
+    geo = _ubo_geometry(nblocks, fw, mx)
+    if geo is not None:
+        band, width, across = geo
+        parts = Layout(ceil_div(nblocks, across) * band, 4 * across * width, True, "row", mx)
+        assert not parts.wrapped
+        rects = tuple(((i % across * width, i // across * band, width, band),)
+                      for i in range(nblocks))
+        quad = bool(UBO_QUAD_ORDER) and band % 2 == 0 and width % 2 == 0
     else:
-        rects = tuple(_run_rects(i * gw, (i + 1) * gw, parts.tex_w) for i in range(nblocks))
-    return _UboPlan(rows, nblocks, chunks, per, window, band, parts, rects)
+        # the targets wrap: block row i is texels i*fw .. of a (nblocks x fw)-texel grid, its
+        # draws cover those texels (a rect per texture row they span)
+        band, width, across = 1, fw, 1
+        parts = Layout(nblocks, 4 * fw, True, "row", mx)
+        rects = tuple(_run_rects(i * fw, (i + 1) * fw, parts.tex_w) for i in range(nblocks))
+        quad = False
+    return _UboPlan(rows, cols, nblocks, chunks, per, window, fw, band, width, across, quad,
+                    parts, rects)
 
 
 def _run_rects(t0: int, t1: int, tw: int) -> tuple:
@@ -464,8 +622,8 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
         # later chunks blend draw by draw; without float blending they are drawn into fresh
         # targets and added by one pass per target
         phases["sgemm/product"] = draws * split + (0 if lim.float_blending else
-                                                   (split - 1) * v.tile_rows)
-        frags = plan.parts.n_texels
+                                                   (split - 1) * v.targets)
+        frags = plan.fragments
     else:
         split = len(_cuts(v, K, lim.loop_cap, split, has_c and v.tile_rows == 1))
         outs = 1 if v.tile_rows == 1 else v.tile_rows
@@ -481,7 +639,8 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
             "passes": sum(phases.values()), "product_fragments": frags,
             "fetches_per_fragment": fetch, "flops_per_fragment": flops,
             "flops_per_fetch": v.flops_per_quad / v.fetches_per_quad,
-            "tile_rows": v.tile_rows, "a_path": v.a_path, "useful_flops": 2 * M * N * K}
+            "tile_rows": v.tile_rows, "tile_cols": v.tile_cols, "a_path": v.a_path,
+            "useful_flops": 2 * M * N * K}
 
 
 def _plan_phases(variant):
@@ -495,8 +654,8 @@ def _plan_phases(variant):
 for _name, _v in VARIANTS.items():
     if _v.a_path == "block":
         _formula = ("[stage_A] + [stage_B] + draws x chunks + [(chunks - 1) x targets "
-                    "without float blending] + 1, draws = block rows (M / 8) x rects per block "
-                    "row (1 unless the targets wrap)")
+                    f"without float blending] + 1, draws = block rows (M / {_v.tile_rows}) x "
+                    "rects per block row (1 unless the targets wrap)")
     elif _v.tile_rows == 1:
         _formula = "[stage_A] + [stage_B] + 1 + (slices - 1) x acc"
     else:
@@ -522,11 +681,19 @@ def _stage_texture(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols:
     if isinstance(x, DeviceArray):
         out = dev.empty((prows, pcols))
         with dev.phase("sgemm/stage"):
-            dev.run(STAGE, out, inputs={"X": x}, defines={"TRANS": int(trans)})
+            dev.run(STAGE, out, inputs={"X": x},
+                    defines={"TRANS": int(trans), "TEXELS": _by_texels(x, trans)})
         return out
     m = np.zeros((prows, pcols), dtype=np.float32)
     m[:rows, :cols] = x.T if trans else x
     return dev.array(m)
+
+
+def _by_texels(x, trans: bool) -> int:
+    """1 where the staging kernels may copy ``x`` texel by texel (packed row-major, not
+    transposed: an output texel is one texel of x), else 0 (one read per lane)."""
+    lay = x.layout
+    return int(not trans and bool(lay.packed) and lay.order == "row")
 
 
 def _stage_buffer(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: int):
@@ -562,7 +729,8 @@ def _stage_block(dev, x, trans: bool, M: int, K: int, plan: _UboPlan) -> BlockAr
                 with dev.phase("sgemm/stage"):
                     dev.run(STAGE_BLOCK, tex, inputs={"X": x},
                             uniforms={"chunks": n, "chunk": plan.per, "first": r0},
-                            defines={"TRANS": int(trans), "TILE_ROWS": rows})
+                            defines={"TRANS": int(trans), "TILE_ROWS": rows,
+                                     "TEXELS": _by_texels(x, trans)})
                 blk.write_from_texture(tex, 16 * stride * r0, 16 * stride * cnt)
             finally:
                 tex.release()
@@ -713,18 +881,21 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
 
 def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
                  split):
-    """The uniform-block variant: one draw per block row and K chunk (see the module doc)."""
+    """The uniform-block variants: one draw per block row and K chunk (see the module doc)."""
     lim = Limits.of(dev)
     plan = _ubo_plan(v, M, N, K, lim, split or 1)
-    rows, unroll = plan.rows, v.unroll
     _, Kp = _padded(v, M, K)
     blk = s.track(_stage_block(dev, A, trans_a, M, K, plan))
-    Bs = s.track(_stage_texture(dev, B, trans_b, K, N, Kp, N))
-    parts = [s.alloc(plan.parts) for _ in range(rows)]
-    kern = TILE_UBO[rows]
+    if v.b_transposed:   # op(B)^T, its rows padded to whole fragments
+        Bs = s.track(_stage_texture(dev, B, not trans_b, N, K, plan.fw * plan.cols, Kp))
+    else:
+        Bs = s.track(_stage_texture(dev, B, trans_b, K, N, Kp, N))
+    targets = v.targets
+    parts = [s.alloc(plan.parts) for _ in range(targets)]
+    kern = v.kernel
     inputs = {"A": blk, "B": Bs}
-    defines = {"UNROLL": unroll}
-    uni = {"kq0": 0, "ks_n": 0, "band": plan.band}
+    defines = {**v.defines, "QUAD_ORDER": int(plan.quad)}
+    uni = {"kq0": 0, "ks_n": 0, "geo": plan.geo}
     first = dev.prepare(kern, parts, inputs=inputs, uniforms=uni, defines=defines)
     later = None
     n = len(plan.chunks)
@@ -741,14 +912,14 @@ def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, 
             elif later is None:
                 # no float blending: each later chunk is drawn into fresh targets and added
                 # to the sum by one pass per target (not by ping-pong passes per draw)
-                fresh = [s.alloc(plan.parts) for _ in range(rows)]
+                fresh = [s.alloc(plan.parts) for _ in range(targets)]
                 p = later = dev.prepare(kern, fresh, inputs=inputs, uniforms=uni,
                                         defines=defines)
-            p.set(kq0=q0, ks_n=(q1 - q0) // unroll)
+            p.set(kq0=q0, ks_n=(q1 - q0) // v.unroll)
             offsets = [(i * n + c) * blk.stride for i in row_of]
             p.sweep(rects, each=lambda d, offsets=offsets: blk.select(offsets[d]))
             if c > 0 and not dev.float_blending:
-                for t in range(rows):
+                for t in range(targets):
                     total = s.alloc(plan.parts)
                     dev.run(SAXPY, total, inputs={"X": fresh[t], "Y": parts[t]},
                             uniforms={"alpha": 1.0})
@@ -756,7 +927,8 @@ def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, 
                     parts[t] = total
     c_inputs = {"C": Cd} if has_c else {}
     with dev.phase("sgemm/combine"):
-        dev.run(COMBINE[rows, has_c], out,
+        dev.run(COMBINE_UBO[targets, has_c], out,
                 inputs={**{f"P{t}": p for t, p in enumerate(parts)}, **c_inputs},
-                uniforms={"alpha": alpha, "band": plan.band, **({"beta": beta} if has_c
-                                                                else {})})
+                uniforms={"alpha": alpha, "geo": plan.geo,
+                          **({"beta": beta} if has_c else {})},
+                defines={"TILE_COLS": plan.cols, "QUAD_ORDER": int(plan.quad)})

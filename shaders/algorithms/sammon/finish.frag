@@ -1,6 +1,6 @@
 // After the tile sweeps (tile.frag): point i's sums sit in the n_part tile texels (f, c),
-// f = i / K_PTS, target G<a> and lane a of S (a = i - K_PTS * f); summed here. One texel per
-// point again (positions layout):
+// f = i / K_PTS, target G<a> (a = i - K_PTS * f) and lane a of S, or, with S_LANE, the w
+// lane of G<a>; summed here. One texel per point again (positions layout):
 //   OUT0 = y_i + mu * g_i (eq. 3), OUT1 = g_i (the direction), OUT2 = (s_i, 0, 0, 0).
 void main() {
     if (!OUT0_live(0)) {
@@ -23,8 +23,25 @@ void main() {
 #if K_PTS > 3
         if (a == 3) v = G3_texel(f, part);
 #endif
+#if K_PTS > 4
+        if (a == 4) v = G4_texel(f, part);
+#endif
+#if K_PTS > 5
+        if (a == 5) v = G5_texel(f, part);
+#endif
+#if K_PTS > 6
+        if (a == 6) v = G6_texel(f, part);
+#endif
+#if K_PTS > 7
+        if (a == 7) v = G7_texel(f, part);
+#endif
+#if S_LANE
+        g += vec4(v.xyz, 0.0);
+        s += v.w;
+#else
         g += v;
         s += S_texel(f, part)[a];
+#endif
     }
     OUT0 = Y_texel(i, 0) + mu * g;
     OUT1 = g;

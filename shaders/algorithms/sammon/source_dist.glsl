@@ -29,8 +29,10 @@ ivec4 src_valid(ivec4 f, ivec4 v) {
 
 #if SOURCE == SRC_CACHED
 vec4 src_block(int i, int b, out ivec4 j) {
-    ivec4 f = D_flat(i, b);                    // i * N + j
-    j = src_valid(f, f - ivec4(i * D_COLS));
+    // Row 0's flat indices of packed column b are the lanes' columns j (-1 for padding). Not
+    // D_flat(i, b) - i * N: i * N + j passes 2^31 from N = 46,341 (a wrapped, negative index
+    // would drop the pair).
+    j = D_flat(0, b);
     return D_texel(i, b);
 }
 #else

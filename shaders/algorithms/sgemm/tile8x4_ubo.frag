@@ -5,11 +5,13 @@
 // constant cache instead of texel fetches. Per K-quad a fragment fetches 4 texels of B
 // (2-D texture path, one texel = 4 columns) for 32 * TILE_ROWS flops:
 //   b_u = B[4(kq0+q)+u, 4j .. 4j+3],  c_t += a_t.x b_0 + a_t.y b_1 + a_t.z b_2 + a_t.w b_3.
-// The block row's texels lie in a band of `band` grid rows of the outputs (a 2-D rectangle
-// keeps the rasterizer's pixel quads full): output grid texel (g.x, g.y) holds C's texel
-// column j = (g.x % band) * OUT0_GRID_W + g.y of that block row; texels past B's grid width are
-// never read. The host draws one rect per block row and K chunk (quads kq0 .. kq0 + ks_n *
-// UNROLL - 1), moving the block window between draws; chunks after the first add by blending.
+// Geometry (ubo_geo.glsl): block row i's fragments form a rect of band x width texels of the
+// targets (a 2-D rect keeps the rasterizer's pixel quads full); the rects tile the targets.
+// Fragment j of the rect computes C's texel column j of the block row; rect texels with j >=
+// geo.z (past B's grid width) compute nothing. The host draws one rect per block row and K
+// chunk (quads kq0 .. kq0 + ks_n * UNROLL - 1), moving the block window between draws;
+// chunks after the first add by blending.
+#include "ubo_geo.glsl"
 void ubo_quad(int j, int q, inout vec4 c0, inout vec4 c1, inout vec4 c2, inout vec4 c3,
               inout vec4 c4, inout vec4 c5, inout vec4 c6, inout vec4 c7) {
     int k = 4 * (kq0 + q);
@@ -42,8 +44,8 @@ void main() {
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     vec4 c4 = vec4(0.0), c5 = vec4(0.0), c6 = vec4(0.0), c7 = vec4(0.0);
     ivec2 g = OUT0_grid();
-    int j = (g.x % band) * OUT0_GRID_W + g.y;
-    if (j < B_GRID_W) {
+    int j = ubo_fragment(g);
+    if (j < geo.z) {
         for (int s = 0; s < ks_n; ++s) {
             int q = s * UNROLL;
             ubo_quad(j, q, c0, c1, c2, c3, c4, c5, c6, c7);

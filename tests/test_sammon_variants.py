@@ -1,0 +1,169 @@
+"""The tiled Sammon update's variants (sammon.TILE_VARIANTS): K = 4 or 8 points i per fragment,
+8 / 16 / 32 points j per block, s in g's w lane, coordinate unroll; each follows float64 and
+its pass plan, under the loop cap too."""
+import numpy as np
+import pytest
+
+import shadergpgpu as sg
+from shadergpgpu.algorithms import sammon as sm
+from shadergpgpu.algorithms.sammon import Sammon
+from shadergpgpu.engine import export
+
+from test_sammon import _fixed_steps, _plan_rows
+
+
+@pytest.fixture
+def variant(monkeypatch):
+    """Set a TILE_VARIANTS preset for one test (the module's settings restored after)."""
+    for name in ("TILE_MAX", "TILE_JB", "TILE_S_LANE", "TILE_UNROLL", "TILE_INTERLEAVE"):
+        monkeypatch.setattr(sm, name, getattr(sm, name))
+    return sm.set_tile_variant
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(11)
+    # 203 points: not a multiple of K, JB or the tile; 18 features: 5 texels a point (odd:
+    # the unrolled variants pad to 6)
+    return rng.uniform(0, 1, (203, 18)), rng.uniform(0, 1, (203, 3))
+
+
+def test_the_settings_start_from_the_default_preset():
+    assert sm.tile_variant_name() == sm.TILE_DEFAULT
+    v = sm.TILE_VARIANTS[sm.TILE_DEFAULT]
+    assert (sm.TILE_MAX, sm.TILE_JB, sm.TILE_S_LANE, sm.TILE_UNROLL, sm.TILE_INTERLEAVE) == \
+        (v["k"], v["jb"], v["s_lane"], v["unroll"], v["il"])
+
+
+@pytest.mark.parametrize("name", sorted(sm.TILE_VARIANTS))
+def test_variant_matches_float64_and_its_plan(dev, data, variant, name):
+    v = variant(name)
+    X, Y0 = data
+    Yr, hist = _fixed_steps(X, Y0, 100.0, 3)
+    dev.counter.reset()
+    s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0, init=Y0,
+               cache=False, split=2, tol=None, device=dev).fit(X)
+    assert s.tiled_ and s.tile_jb_ == v["jb"] and s.tile_unroll_ == v["unroll"]
+    assert s.tile_points_ == v["k"] and s.tile_s_lane_ is v["s_lane"]
+    assert s.tile_interleaved_ is v["il"]
+    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert all(r["match"] for r in _plan_rows(dev, s, 203, 18))
+
+
+def test_w_lane_needs_at_most_three_coordinates(dev, data, variant):
+    """4-D positions use g's w lane: the K = 8 preset falls back to 4 points and the S
+    target, and still follows float64."""
+    variant("k8j16wi")
+    X, _ = data
+    Y0 = np.random.default_rng(12).uniform(0, 1, (203, 4))
+    Yr, hist = _fixed_steps(X, Y0, 100.0, 2)
+    s = Sammon(n_components=4, n_iter=2, step="source", learning_rate=100.0, init=Y0,
+               cache=False, tol=None, device=dev).fit(X)
+    assert s.tile_points_ == 4 and s.tile_s_lane_ is False and s.tile_interleaved_
+    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+
+
+def test_points_per_fragment_follow_the_render_targets(variant):
+    variant("k8j16w")
+    assert [sm.tile_points(m, True) for m in (1, 2, 3, 4, 6, 8)] == [1, 2, 2, 4, 4, 8]
+    assert [sm.tile_points(m, False) for m in (2, 4, 8)] == [1, 3, 4]
+    assert sm.tile_points(8) == 8 and sm.tile_s_lane(3) and not sm.tile_s_lane(4)
+    variant("k4j16")
+    assert sm.tile_points(8) == 4 and not sm.tile_s_lane(3)
+    with pytest.raises(ValueError, match="unknown tile variant"):
+        sm.set_tile_variant("k16")
+
+
+@pytest.mark.parametrize("name", ["k8j16wiu2", "k8j16w", "k4j32"])
+def test_variant_under_a_loop_cap_and_near_points(dev, variant, name):
+    """Tight clusters (the exact fallback of both quads of i) and a small loop cap (the
+    engine cuts every pass): the same as float64."""
+    variant(name)
+    rng = np.random.default_rng(9)
+    centres = rng.normal(0, 1000.0, (3, 12))
+    X = np.vstack([c + rng.normal(0, 1e-2, (40, 12)) for c in centres])
+    X[5] = X[17]                              # a duplicate inside a cluster
+    X = X.astype(np.float32)
+    Y0 = rng.normal(size=(120, 3))
+    Yr, hist = _fixed_steps(X, Y0, 20.0, 3)
+    small = sg.Device(loop_cap=60)
+    try:
+        for d in (dev, small):
+            d.counter.reset()
+            s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=20.0, init=Y0,
+                       cache=False, tol=None, device=d).fit(X)
+            np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+            assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+            assert all(r["match"] for r in _plan_rows(d, s, 120, 12))
+        assert s.split_ > 1
+    finally:
+        small.release()
+
+
+@pytest.mark.skipif(export.glslang() is None, reason="glslangValidator missing")
+def test_variants_compile_as_glsl_es():
+    """The presets' define combinations (UNROLL is a call define, not in the registry's
+    defaults) are valid GLSL ES."""
+    lib = export._library()
+    for name, v in sm.TILE_VARIANTS.items():
+        for sl in (v["s_lane"], False):
+            k = sm.tile_points(8, sl) if v["k"] == 8 else min(v["k"], 4)
+            if not sl:
+                k = min(k, 4)
+            kern = sm.TILE[k, v["jb"], sl]
+            text = export.to_es(export.final_source(kern, lib, {"UNROLL": v["unroll"],
+                                                                "IL": int(v["il"])}))
+            ok, msg = export.check_es(text)
+            assert ok, f"{name} ({kern.name}):\n{msg}"
+
+
+def test_interleaved_blocked_source():
+    X = np.arange(37 * 10, dtype=np.float32).reshape(37, 10)       # 3 texels a point
+    xb, per_row, pt = sm.blocked_source(X, max_size=64, group=8)
+    assert (per_row, pt) == (8, 3) and xb.shape == (5, 8 * 3 * 4)
+    tex = xb.reshape(5, 8 * 3, 4)
+    for p in range(40):                   # texel t of point p: group run + t * 8 + p % 8
+        r, q = divmod(p, per_row)
+        g, b = divmod(q, 8)
+        for t in range(pt):
+            want = np.zeros(4, np.float32)
+            if p < 37:
+                want[:len(X[p, 4 * t:4 * t + 4])] = X[p, 4 * t:4 * t + 4]
+            np.testing.assert_array_equal(tex[r, g * 8 * pt + t * 8 + b], want)
+    with pytest.raises(ValueError, match="power of two"):
+        sm.blocked_source(X, max_size=16, group=8)                # 8 x 3 texels > 16
+
+
+def test_interleave_needs_k_to_divide_jb(dev, data, variant):
+    """Under a 4-target profile without the w lane K = 3: no interleave (a tile of 3 would
+    straddle blocks), the fit still follows float64."""
+    variant("k4j16i")
+    four = sg.Device(profile="geforce-7800gtx")
+    try:
+        X, Y0 = data
+        Yr, hist = _fixed_steps(X[:90], Y0[:90], 100.0, 2)
+        s = Sammon(n_components=3, n_iter=2, step="source", learning_rate=100.0,
+                   init=Y0[:90], cache=False, tol=None, device=four).fit(X[:90])
+        assert s.tile_points_ == 3 and not s.tile_interleaved_
+        np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    finally:
+        four.release()
+
+
+@pytest.mark.parametrize("k,s_lane,il", [(1, False, False), (2, False, True), (3, False, False),
+                                         (2, True, True), (3, True, False)])
+def test_small_tiles(dev, data, variant, k, s_lane, il):
+    """Fewer points per fragment (devices with fewer render targets): K = 1..3, s in its own
+    target or in the w lane (K a power of two there: 3 -> 2)."""
+    variant("k4j16")
+    sm.TILE_MAX, sm.TILE_S_LANE, sm.TILE_INTERLEAVE, sm.TILE_JB = k, s_lane, il, 8
+    X, Y0 = data
+    Yr, hist = _fixed_steps(X[:90], Y0[:90], 100.0, 2)
+    s = Sammon(n_components=3, n_iter=2, step="source", learning_rate=100.0, init=Y0[:90],
+               cache=False, tol=None, device=dev).fit(X[:90])
+    assert s.tile_points_ == (2 if s_lane and k == 3 else k) and s.tile_s_lane_ is s_lane
+    assert s.tile_interleaved_ is (il and 8 % s.tile_points_ == 0)
+    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
