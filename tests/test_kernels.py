@@ -354,3 +354,30 @@ def test_declared_work_is_counted_per_phase(dev):
     assert snap["passes"] == 5 and snap["fragments"] == 5 * 18
     assert snap["flops"] == 5 * 18 * 8 and snap["fetches"] == 5 * 18 * 2
     assert snap["bytes"] == 5 * 18 * 16
+
+
+def test_kernels_sharing_a_program_survive_each_others_eviction():
+    """Two kernels whose final sources are identical share one compiled program; evicting one
+    of them from a small cache must not release the program the other still draws with (a
+    stale program once gave silently wrong SGEMM results in long test sessions)."""
+    src = "void main() { OUT = X_texel(OUT_grid().x, OUT_grid().y) * s + vec4(1.0); }"
+    kw = dict(inputs={"X": sg.In(like="OUT")}, uniforms={"s": "float"})
+    k1, k2 = sg.Kernel(source=src, **kw), sg.Kernel(source=src, **kw)
+    others = [sg.Kernel(source=src.replace("1.0", f"{i}.0"), **kw) for i in range(2, 6)]
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    with sg.Device(cache_size=2) as d:
+        a, out = d.array(x), d.empty((4, 8))
+        d.run(k1, out, inputs={"X": a}, uniforms={"s": 2.0})
+        p2 = d.prepare(k2, out, inputs={"X": a}, uniforms={"s": 3.0})
+        p2.run()
+        np.testing.assert_array_equal(out.get(), 3 * x + 1)
+        for i, k in enumerate(others):
+            # each new kernel evicts the least recently used one: k1 first, while k2 (just
+            # used) stays cached and must still draw with a live program
+            d.run(k, out, inputs={"X": a}, uniforms={"s": 1.0})
+            np.testing.assert_array_equal(out.get(), x + i + 2)
+            p2.run()
+            np.testing.assert_array_equal(out.get(), 3 * x + 1)
+        d.run(k1, out, inputs={"X": a}, uniforms={"s": 5.0})
+        np.testing.assert_array_equal(out.get(), 5 * x + 1)
+        assert d.n_programs <= 2

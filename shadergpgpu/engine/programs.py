@@ -19,7 +19,6 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from .cache import LRU
 from .errors import ShaderCompileError
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^">]+)[">]\s*$')
@@ -71,8 +70,8 @@ class ShaderLibrary:
 
     Relative names are looked up in the folder a kernel names (``Kernel(root=...)``), then in
     ``user_root`` (``Device(shader_root=...)``), then in the package's ``shaders/`` (which
-    always provides ``common/``). At most ``cache_size`` programs stay compiled (least recently
-    used first out).
+    always provides ``common/``). A program stays compiled while a compiled kernel uses it (the
+    device keeps at most ``cache_size`` of those, least recently used first out).
     """
 
     def __init__(self, ctx, user_root: Path | None = None, cache_size: int = 128):
@@ -84,7 +83,10 @@ class ShaderLibrary:
             if not self.user_root.is_dir():
                 raise FileNotFoundError(f"shader_root {str(user_root)!r} is not a folder")
         self._files: dict[Path, tuple] = {}
-        self._programs = LRU(cache_size, lambda _k, prog: prog.release())
+        # text -> [program, users]: compiled kernels with the same text share one program,
+        # released when the last of them lets go (forget); the device's LRU of compiled
+        # kernels bounds how many are held
+        self._programs: dict = {}
         self.vertex_source = self._read(self.root / "common" / "fullscreen.vert")
         self.compiles = 0
 
@@ -167,17 +169,22 @@ class ShaderLibrary:
     def program(self, src: Source):
         """Compiled program for ``src``, from the cache when the same text was compiled."""
         text = src.text
-        prog = self._programs.get(text)
-        if prog is None:
-            prog = self._compile(src, text)
-            self._programs[text] = prog
-        return prog
+        entry = self._programs.get(text)
+        if entry is None:
+            entry = self._programs[text] = [self._compile(src, text), 0]
+        entry[1] += 1
+        return entry[0]
 
     def forget(self, text: str) -> None:
-        """Drop (and release) the cached program compiled from ``text``, if any."""
-        prog = self._programs.pop(text)
-        if prog is not None:
-            prog.release()
+        """One user of the program compiled from ``text`` lets go; the last one releases it
+        (another compiled kernel with the same text keeps drawing with it until then)."""
+        entry = self._programs.get(text)
+        if entry is None:
+            return
+        entry[1] -= 1
+        if entry[1] <= 0:
+            del self._programs[text]
+            entry[0].release()
 
     def _compile(self, src: Source, text: str):
         try:
