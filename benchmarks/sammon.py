@@ -38,7 +38,7 @@ ceiling, and the texels of X it fetches per second, N^2 pt (K + JB) / (K JB) (K 
 fragment, JB points j per block: the register tile), against the fetch ceiling. On an NVIDIA
 renderer a recomputed variant at N >= 20,000 under 50% of the bound prints a MISSED line (the
 project's performance target). ``--tile-variant`` picks a preset of
-``sammon.TILE_VARIANTS`` (``diag/sammon_variants.py`` times them all).
+``sammon.TILE_VARIANTS`` (``benchmarks/diag/sammon_variants.py`` times them all).
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ variants on the H200 (the lead's run)::
 
 prints their GFLOP/s beside the texture path, the ALU and fetch ceilings of the same run, and
 ``MISSED`` when the target (>= 1,000 GFLOP/s at n = 4,096 on an NVIDIA renderer) is missed by
-all of them; on llvmpipe it only reports. ``diag/sgemm_ubo.py`` compares their tiles, target
+all of them; on llvmpipe it only reports. ``benchmarks/diag/sgemm_ubo.py`` compares their tiles, target
 geometries and draw loops in more detail.
 """
 from __future__ import annotations

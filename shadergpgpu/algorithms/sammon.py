@@ -39,7 +39,7 @@ How it runs on the engine
   their s in the w lane of their g target (:data:`TILE_S_LANE`: 8 targets hold 8 points when
   the positions have at most 3 coordinates), JB = 8 / 16 / 32, the coordinate loop unrolled
   by 2 (:data:`TILE_UNROLL`), the block's points interleaved in the blocked source (one base
-  texel per block, :data:`TILE_INTERLEAVE`). ``diag/sammon_variants.py`` times them.
+  texel per block, :data:`TILE_INTERLEAVE`). ``benchmarks/diag/sammon_variants.py`` times them.
 * The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
@@ -74,7 +74,7 @@ How it runs on the engine
   (``dev.finish()``) whenever more than :data:`SYNC_WORK` would be queued (:func:`host_waits`):
   on the H200 the setup of N = 100,000, n = 200 (21 row-sum passes, ~28 s queued at once)
   returned zeros with no GL error, while the first session's setup of that size, whose timer
-  queries waited after every pass, was right (``diag/sammon_rowsum.py`` runs both ways).
+  queries waited after every pass, was right (``benchmarks/diag/sammon_rowsum.py`` runs both ways).
   The first update of a fit (:func:`_spot_check_update`) and the setup's row sums
   (:func:`_spot_check_rowsums`) are spot-checked against float64 rows on the host: a dropped
   or cut pass raises instead of fitting.
@@ -149,7 +149,7 @@ PASS_WORK = 6_000_000_000
 #: through EGL, the setup's 21 row-sum passes of N = 100,000, n = 200 (~28 s of GPU work
 #: queued with no wait; ~1.3 s per pass) came back as zeros with no GL error, while chains of
 #: ~10 s (60,000 x 200, 100,000 x 64: 7-8 passes) and the first session's 21 passes of that
-#: size, each followed by a wait (timer queries), were right; ``diag/sammon_rowsum.py`` checks
+#: size, each followed by a wait (timer queries), were right; ``benchmarks/diag/sammon_rowsum.py`` checks
 #: both ways on the GPU. None: never wait (the old behaviour).
 SYNC_WORK: int | None = PASS_WORK
 #: The "auto" split keeps about this many points j per pass at most.
@@ -164,7 +164,7 @@ SOURCES = {"rows": 0, "columns": 1, "cached": 2}
 #: instead (kept for comparison: ``benchmarks/sammon.py --compare``).
 TILE_ROWS = True
 #: Named settings of the tiled kernel, for :data:`TILE_DEFAULT`, :func:`set_tile_variant`
-#: and ``diag/sammon_variants.py``: k = K points i per fragment (:data:`TILE_MAX`), jb = JB
+#: and ``benchmarks/diag/sammon_variants.py``: k = K points i per fragment (:data:`TILE_MAX`), jb = JB
 #: points j per block (:data:`TILE_JB`), s_lane (:data:`TILE_S_LANE`), unroll
 #: (:data:`TILE_UNROLL`), il (:data:`TILE_INTERLEAVE`).
 TILE_VARIANTS = {
@@ -179,7 +179,7 @@ TILE_VARIANTS = {
     "k8j16wi": dict(k=8, jb=16, s_lane=True, unroll=1, il=True),
     "k8j16wiu2": dict(k=8, jb=16, s_lane=True, unroll=2, il=True),
 }
-#: The preset the constants below start from: on the H200 (``diag/sammon_variants.py``, N =
+#: The preset the constants below start from: on the H200 (``benchmarks/diag/sammon_variants.py``, N =
 #: 20,000 / 50,000, n = 200) "k8j8wi" ran 0.220 / 1.40 s per iteration against 0.388 / 2.37
 #: for "k4j16" (61% / 60% of the ALU bound against 35%); on llvmpipe 0.87x the time of k4j16.
 TILE_DEFAULT = "k8j8wi"
@@ -792,7 +792,7 @@ class _Run:
     def __init__(self, dev, X, Y0, est, rows=None, sum_dn=None):
         # rows: (lo, hi) when only those points' row sums are computed (a Dask shard);
         # sum_dn: sum dn known from an earlier setup of the same X (no row-sum passes; for
-        # timing update variants, diag/sammon_variants.py)
+        # timing update variants, benchmarks/diag/sammon_variants.py)
         self.dev, self.est = dev, est
         self.rows = rows
         self._known_sum_dn = sum_dn

@@ -42,7 +42,7 @@ Variants (``variant=``):
     fetches of B per 256 flops (the 8x4 tile: 4) for 16 (32) uniform vec4 reads of A (the
     8x4 tile: 8), trading texel fetches for constant-cache reads; windows hold 1,024 (512) K.
     None of the uniform-block variants is the ``auto`` choice until measured on a GPU (see
-    :func:`default_variant`; ``diag/sgemm_ubo.py`` times them against each other).
+    :func:`default_variant`; ``benchmarks/diag/sgemm_ubo.py`` times them against each other).
 
 **Device profiles** (``Device(profile=...)``, :mod:`shadergpgpu.engine.profiles`): every variant
 adapts to the device's limits instead of failing (:func:`effective_variant`): the micro-tile

@@ -1,0 +1,25 @@
+"""A/B: arg-max over 16M elements, fetch batch 1/4, level vectors wrapped or in one row."""
+import time, numpy as np, shadergpgpu as sg
+from shadergpgpu.ops import reduce as R
+dev = sg.Device()
+n = 16_000_000
+x = np.random.default_rng(0).random(n, dtype=np.float32)
+a = dev.array(x)
+want = (float(x.max()), int(np.argmax(x)))
+res = {}
+for rep in range(3):
+    for fb in (1, 4):
+        for wrap in (128, 1 << 14):
+            R.ARG_FETCH_BATCH, R.LEVEL_WRAP = fb, wrap
+            for F in (16, 32, 64):
+                got = R.argmax(dev, a, fanin=F)
+                assert got == want, (fb, wrap, F, got, want)
+                dev.finish(); t0 = time.perf_counter()
+                for _ in range(10):
+                    R.argmax_device(dev, a, fanin=F).release()
+                dev.finish(); dt = (time.perf_counter() - t0) / 10
+                k = (fb, wrap, F)
+                res[k] = min(res.get(k, 1e9), dt)
+bound = n * 4 / 112.5e9
+for k, dt in sorted(res.items()):
+    print(f"argmax batch={k[0]} wrap={k[1]} F={k[2]}: {dt*1e3:.3f} ms = {n/dt/1e9:.2f} Gred/s, {bound/dt*100:.0f}% of copy bound (112.5 GB/s read)")
