@@ -99,7 +99,7 @@ def main(argv=None) -> int:
             tn = numpy_t[(M, N, K)]
             rows.append({
                 "variant": variant, "M": M, "N": N, "K": K, "split": w["split"],
-                "tile": f"{w['tile_rows']}x4 A:{w['a_path']}",
+                "tile": f"{w['tile_rows']}x{w.get('tile_cols', 4)} A:{w['a_path']}",
                 "passes_plan": sum(r["expected"] or 0 for r in cmp),
                 "passes_measured": sum(r["measured"] for r in cmp),
                 "plan_matches": all(r["match"] for r in cmp),
