@@ -6,12 +6,16 @@ n = 16_000_000
 x = np.random.default_rng(0).random(n, dtype=np.float32)
 a = dev.array(x)
 want = (float(x.max()), int(np.argmax(x)))
+import sys
+FBS = [int(v) for v in (sys.argv[1] if len(sys.argv) > 1 else "1,4").split(",")]
+WRAPS = [int(v) for v in (sys.argv[2] if len(sys.argv) > 2 else "128,16384").split(",")]
+FANS = [int(v) for v in (sys.argv[3] if len(sys.argv) > 3 else "16,32,64").split(",")]
 res = {}
 for rep in range(3):
-    for fb in (1, 4):
-        for wrap in (128, 1 << 14):
+    for fb in FBS:
+        for wrap in WRAPS:
             R.ARG_FETCH_BATCH, R.LEVEL_WRAP = fb, wrap
-            for F in (16, 32, 64):
+            for F in FANS:
                 got = R.argmax(dev, a, fanin=F)
                 assert got == want, (fb, wrap, F, got, want)
                 dev.finish(); t0 = time.perf_counter()
