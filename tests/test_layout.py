@@ -102,3 +102,13 @@ def test_element_accessors(small_dev, shape):
             np.testing.assert_array_equal(out.get(), a.reshape(-1).astype(np.float32))
             x.release()
             out.release()
+
+
+def test_wrapped_vector_width_and_height():
+    from shadergpgpu.engine.layout import Layout
+    a = Layout.wrapped_vector(4 * 1000, 128, 16384)       # 1000 texels: 128 wide, 8 rows
+    assert (a.tex_w, a.tex_h) == (128, 8) and a.n_texels == 1000
+    b = Layout.wrapped_vector(4 * 100_000, 128, 16384)    # too many for 128 rows: widened
+    assert b.tex_w == 782 and b.tex_h <= b.tex_w and b.tex_w * b.tex_h >= 100_000
+    c = Layout.wrapped_vector(10, 128, 16384)             # shorter than one row: not wrapped
+    assert (c.tex_w, c.tex_h) == (3, 1)

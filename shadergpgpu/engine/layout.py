@@ -65,6 +65,16 @@ class Layout:
     def __hash__(self):
         return self._hash
 
+    @classmethod
+    def wrapped_vector(cls, n: int, wrap: int, max_size: int = DEFAULT_MAX_SIZE) -> "Layout":
+        """A packed 1 x ``n`` vector wrapped at about ``wrap`` texels per texture row: one
+        texel high render targets shade poorly on GPUs (half-empty pixel quads). Wider than
+        ``wrap`` where ``wrap`` rows would not hold it (a texture is at most as high as the
+        layout's ``max_size``), never wider than ``max_size``."""
+        texels = _ceil_div(int(n), 4)
+        w = max(int(wrap), _ceil_div(texels, int(wrap)))
+        return cls(1, int(n), True, "row", min(w, int(max_size)))
+
     # ---- the texel grid -------------------------------------------------------------------
     @cached_property
     def pack(self) -> int:

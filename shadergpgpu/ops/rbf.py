@@ -132,9 +132,8 @@ class RBFData:
         if VECTOR_WRAP is None:
             return dev.empty((self.n_pad,))
         from ..engine.layout import Layout
-        from .reduce import wrap_width
-        w = wrap_width(dev, -(-self.n_pad // 4), VECTOR_WRAP)
-        return dev.alloc(Layout(1, self.n_pad, True, "row", w), (self.n_pad,))
+        lay = Layout.wrapped_vector(self.n_pad, VECTOR_WRAP, dev.max_texture_size)
+        return dev.alloc(lay, (self.n_pad,))
 
     def _check_index(self, i, name):
         if not isinstance(i, (int, np.integer)) or isinstance(i, bool):

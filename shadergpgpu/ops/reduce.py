@@ -137,15 +137,7 @@ LEVEL_WRAP = 128
 def _vector_layout(dev, texels: int) -> Layout:
     """A packed 1 x (4 * texels) vector, one RGBA texel per partial result, wrapped at
     :data:`LEVEL_WRAP` texels per texture row."""
-    return Layout(1, 4 * int(texels), True, "row", wrap_width(dev, texels, LEVEL_WRAP))
-
-
-def wrap_width(dev, texels: int, wrap: int) -> int:
-    """Texture width for a vector of ``texels`` texels wrapped at about ``wrap`` texels per
-    row: ``wrap``, or wider where ``wrap`` rows would not hold it (a layout's texture is at
-    most as high as its width), never wider than the device allows."""
-    w = max(int(wrap), ceil_div(int(texels), int(wrap)))
-    return min(w, dev.max_texture_size)
+    return Layout.wrapped_vector(4 * int(texels), LEVEL_WRAP, dev.max_texture_size)
 
 
 def result_array(dev, slots: int = 1) -> DeviceArray:
