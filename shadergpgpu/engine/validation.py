@@ -49,10 +49,9 @@ def choice(x, name: str, choices) -> object:
     return x
 
 
-def array(x, name: str, ndim=2, finite: bool = True, min_rows: int = 1,
-          min_cols: int = 1) -> np.ndarray:
-    """A real numeric host array as float32, ``ndim`` dims (an int or a tuple of allowed ones),
-    not empty, finite unless ``finite=False`` (complex, object and string arrays refused)."""
+def _real(x, name: str, ndim, dims_msg: str, empty_msg: str) -> np.ndarray:
+    """``x`` as a numpy array of a real numeric dtype with ``ndim`` dims (an int or a tuple of
+    allowed ones), not empty; the two messages are formatted with name, dims and shape."""
     a = np.asarray(x) if not isinstance(x, np.ndarray) else x
     if a.dtype.kind == "c":
         raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype})")
@@ -60,10 +59,19 @@ def array(x, name: str, ndim=2, finite: bool = True, min_rows: int = 1,
         raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
     dims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
     if a.ndim not in dims:
-        raise ValueError(f"{name} must be {' or '.join(f'{d}-D' for d in dims)}, got shape "
-                         f"{a.shape}")
+        raise ValueError(dims_msg.format(name=name, shape=a.shape,
+                                         dims=" or ".join(f"{d}-D" for d in dims)))
     if a.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {a.shape}")
+        raise ValueError(empty_msg.format(name=name, shape=a.shape))
+    return a
+
+
+def array(x, name: str, ndim=2, finite: bool = True, min_rows: int = 1,
+          min_cols: int = 1) -> np.ndarray:
+    """A real numeric host array as float32, ``ndim`` dims (an int or a tuple of allowed ones),
+    not empty, finite unless ``finite=False`` (complex, object and string arrays refused)."""
+    a = _real(x, name, ndim, "{name} must be {dims}, got shape {shape}",
+              "{name} must not be empty, got shape {shape}")
     if a.ndim == 2:
         a = check_array(a, dtype=np.float32, ensure_all_finite=finite,
                         ensure_min_samples=min_rows, ensure_min_features=min_cols,
@@ -83,17 +91,8 @@ def device_values(x, name: str, ndim=(1, 2)) -> np.ndarray:
     integers must lie within +-2**24 (exact in float32); complex, object and string arrays,
     empty arrays and other dimensions are refused, each error naming ``name``. NaN and inf
     pass through."""
-    a = np.asarray(x)
-    if a.dtype.kind == "c":
-        raise TypeError(f"{name}: complex arrays are not supported (got {a.dtype})")
-    if a.dtype.kind not in "biuf":
-        raise TypeError(f"{name}: expected a real numeric array, got dtype {a.dtype}")
-    dims = (ndim,) if isinstance(ndim, int) else tuple(ndim)
-    if a.ndim not in dims:
-        raise ValueError(f"{name}: arrays are {' or '.join(f'{d}-D' for d in dims)}, got "
-                         f"shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name}: empty array (shape {a.shape})")
+    a = _real(x, name, ndim, "{name}: arrays are {dims}, got shape {shape}",
+              "{name}: empty array (shape {shape})")
     if a.dtype.kind in "iu":
         if int(a.max()) > MAX_EXACT_INT or int(a.min()) < -MAX_EXACT_INT:
             raise ValueError(f"{name}: integer values beyond +-2**24 are not exact in float32 "
