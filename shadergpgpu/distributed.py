@@ -1178,36 +1178,23 @@ def _sammon_adaptive(est, drv, Y0, mu, sum_dn):
     g2 = float((ga.astype(np.float64) ** 2).sum())
     spread = float(np.sqrt(((Y0 - Y0.mean(axis=0)) ** 2).sum() / n))
     rms_g = math.sqrt(max(g2, 0.0) / n)
-    step = mu
-    if rms_g > 0 and spread > 0:
-        ratio = step * rms_g / spread
-        step *= min(max(ratio, S.STEP_MIN), S.STEP_MAX) / ratio
-    elif rms_g == 0:
+    step = S.start_step(mu, rms_g, spread)
+    if step is None:
         return ya, history, n_evals, 0, 0.0
-    else:
-        step = 1.0 / max(rms_g, 1e-30)
     yb = _saxpy(step, ga, ya)
-    rejected, streak = 0, 0
+    rule = S.StepRule(step, est.tol)
     while n_evals < est.n_iter:
-        grow = S.GROW if rejected else S.WARMUP_GROW
-        yc, gb, s = drv.evaluate(yb, step * grow)
+        yc, gb, s = drv.evaluate(yb, rule.trial)
         e_b = s / sum_dn
         n_evals += 1
-        if e_b <= e_a:
-            rel = (e_a - e_b) / e_a if e_a > 0 else 0.0
+        accepted, stop = rule.judge(e_a, e_b)
+        if accepted:
             ya, yb = yb, yc
             ga = gb
             e_a = e_b
             history.append(e_b)
-            step *= grow
-            streak = 0
-            if est.tol is not None and rel < est.tol:
-                break
-        else:
-            rejected += 1
-            streak += 1
-            step *= S.SHRINK
-            if streak > 30:
-                break
-            yb = _saxpy(step, ga, ya)
-    return ya, history, n_evals, rejected, step
+        if stop:
+            break
+        if not accepted:
+            yb = _saxpy(rule.step, ga, ya)
+    return ya, history, n_evals, rule.rejected, rule.step

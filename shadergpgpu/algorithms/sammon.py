@@ -133,6 +133,45 @@ GROW, SHRINK = 1.2, 0.5
 #: Until the first rejected candidate the step doubles (a warm-up: the normalised first step is
 #: deliberately small), then it grows by GROW.
 WARMUP_GROW = 2.0
+
+
+def start_step(mu: float, rms_g: float, spread: float):
+    """The adaptive fit's first step: the source's ``mu`` scaled so that the first move is
+    between STEP_MIN and STEP_MAX of the start positions' spread (RMS gradient ``rms_g``);
+    ``1 / rms_g`` when every start position is equal; None for a zero gradient (no move)."""
+    if rms_g > 0 and spread > 0:
+        ratio = mu * rms_g / spread
+        return mu * min(max(ratio, STEP_MIN), STEP_MAX) / ratio
+    if rms_g == 0:
+        return None
+    return 1.0 / max(rms_g, 1e-30)
+
+
+class StepRule:
+    """The adaptive step (one device or several): try ``trial`` (the step grown by
+    WARMUP_GROW until the first rejection, GROW after), keep it when the stress did not
+    rise, else halve the step (SHRINK); stop on a relative decrease below ``tol`` or after
+    more than 30 rejections in a row."""
+
+    def __init__(self, step: float, tol):
+        self.step, self.tol = float(step), tol
+        self.rejected = self.streak = 0
+
+    @property
+    def trial(self) -> float:
+        return self.step * (GROW if self.rejected else WARMUP_GROW)
+
+    def judge(self, e_a: float, e_b: float) -> tuple[bool, bool]:
+        """(accepted, stop) for a candidate of stress ``e_b`` against the current ``e_a``."""
+        if e_b <= e_a:
+            rel = (e_a - e_b) / e_a if e_a > 0 else 0.0
+            self.step = self.trial
+            self.streak = 0
+            return True, self.tol is not None and rel < self.tol
+        self.rejected += 1
+        self.streak += 1
+        self.step *= SHRINK
+        return False, self.streak > 30
 DM_FLOOR = 1e-6
 #: The update's spot check (:func:`_spot_check_update`) allows each pair's float32 dn - dm
 #: this relative error (of dn + dm + |y_i| + |y_j|, 1-norms of the positions): far above the
@@ -1045,42 +1084,30 @@ class _Run:
         y0 = self._y0
         spread = float(np.sqrt(((y0 - y0.mean(axis=0)) ** 2).sum() / self.n))
         rms_g = math.sqrt(max(g2, 0.0) / self.n)
-        step = self.mu_source
-        if rms_g > 0 and spread > 0:
-            ratio = step * rms_g / spread
-            step *= min(max(ratio, STEP_MIN), STEP_MAX) / ratio
-        elif rms_g == 0:
+        step = start_step(self.mu_source, rms_g, spread)
+        if step is None:
             self._finish(ya, history, n_evals, 0, 0.0)
             return
-        else:  # every start position equal: any move is a start
-            step = 1.0 / max(rms_g, 1e-30)
         with dev.phase("sammon/step"):
             dev.run(SAXPY, yb, inputs={"X": ga, "Y": ya}, uniforms={"alpha": step})
-        rejected, streak = 0, 0
+        rule = StepRule(step, est.tol)
         while n_evals < est.n_iter:
             # Evaluate candidate yb; its own update (with the grown step) goes to yc.
-            grow = GROW if rejected else WARMUP_GROW
-            e_b = self.evaluate(yb, yc, gb, step * grow)
+            e_b = self.evaluate(yb, yc, gb, rule.trial)
             n_evals += 1
-            if e_b <= e_a:
-                rel = (e_a - e_b) / e_a if e_a > 0 else 0.0
+            accepted, stop = rule.judge(e_a, e_b)
+            if accepted:
                 ya, yb, yc = yb, yc, ya
                 ga, gb = gb, ga
                 e_a = e_b
                 history.append(e_b)
-                step *= grow
-                streak = 0
-                if est.tol is not None and rel < est.tol:
-                    break
-            else:
-                rejected += 1
-                streak += 1
-                step *= SHRINK
-                if streak > 30:
-                    break
+            if stop:
+                break
+            if not accepted:
                 with dev.phase("sammon/step"):
-                    dev.run(SAXPY, yb, inputs={"X": ga, "Y": ya}, uniforms={"alpha": step})
-        self._finish(ya, history, n_evals, rejected, step)
+                    dev.run(SAXPY, yb, inputs={"X": ga, "Y": ya},
+                            uniforms={"alpha": rule.step})
+        self._finish(ya, history, n_evals, rule.rejected, rule.step)
 
 
 # ---- float64 reference (numpy) ----------------------------------------------------------------
