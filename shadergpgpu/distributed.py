@@ -931,16 +931,7 @@ def fit_mlp(est, X, T, client=None, n_shards=None):
                     break
         n_shards = sh.n_shards
     weights = [w.astype(np.float64) for w in W]
-    est.weights_ = weights
-    est.sizes_ = sizes
-    est.n_outputs_ = sizes[-1]
-    est.coefs_ = [w[1:] for w in weights]
-    est.intercepts_ = [w[0] for w in weights]
-    est.loss_curve_ = loss_curve
-    est.loss_steps_ = loss_steps
-    est.loss_ = loss_curve[-1] if loss_curve else float("nan")
-    est.n_iter_ = done
-    est.passes_per_step_ = passes
+    est._set_fitted(weights, sizes, loss_curve, loss_steps, done, passes)
     est.n_shards_ = n_shards
     return est
 

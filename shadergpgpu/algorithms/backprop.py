@@ -1159,6 +1159,10 @@ class _BaseMLP(BaseEstimator):
                     if self.callback is not None and self.callback(s, loss, net) is False:
                         break
             weights = net.weights()
+        return self._set_fitted(weights, sizes, loss_curve, loss_steps, done, passes)
+
+    def _set_fitted(self, weights, sizes, loss_curve, loss_steps, done, passes):
+        """The fitted attributes (one device or several: ``distributed``)."""
         self.weights_ = weights
         self.sizes_ = sizes
         self.n_outputs_ = sizes[-1]
