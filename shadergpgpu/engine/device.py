@@ -62,7 +62,8 @@ class Device:
     shader_root : a folder of the user's shaders, searched before the package's ``shaders/``.
     loop_cap : loop iterations one fragment may run (default: 65,535 on Mesa's software
         renderers, none elsewhere); kernels over it are split across passes or refused.
-    cache_size : compiled kernels and programs kept (least recently used first out).
+    cache_size : compiled kernels kept (least recently used first out); a program stays while
+        a kept kernel uses it (kernels with the same final source share one).
     pool_bytes : idle texture memory the pool keeps for reuse.
     profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
         env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
@@ -105,7 +106,7 @@ class Device:
         self.loop_cap = int(min(caps)) if caps else None
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
-        self.shaders = ShaderLibrary(self.ctx, shader_root, cache_size)
+        self.shaders = ShaderLibrary(self.ctx, shader_root)
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
         self._flush_fn = None

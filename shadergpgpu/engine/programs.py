@@ -74,7 +74,7 @@ class ShaderLibrary:
     device keeps at most ``cache_size`` of those, least recently used first out).
     """
 
-    def __init__(self, ctx, user_root: Path | None = None, cache_size: int = 128):
+    def __init__(self, ctx, user_root: Path | None = None):
         self.ctx = ctx
         self.root = shaders_root()
         self.user_root = None
