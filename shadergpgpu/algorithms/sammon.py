@@ -20,10 +20,12 @@ How it runs on the engine
   :data:`DIST`, :data:`SQNORM`; the step is :data:`shadergpgpu.engine.builtin.SAXPY`). Sizes
   reach the shaders as uniforms, so a fit of any N and n compiles the same few programs.
 * The tiled update (``layout="rows"``, distances recomputed; ``shaders/algorithms/sammon/
-  tile.frag``, :data:`TILE`): a fragment owns K = 4 points i (K targets for their g, one for
-  their s in four lanes; K = max_outputs - 1 on devices with fewer render targets) and one of
-  ``n_part`` parts of the j range, and sweeps the points j in blocks of JB = 16
-  (:data:`TILE_JB`): per texel of coordinates it fetches the K texels of its points i and the
+  tile.frag``, :data:`TILE`): a fragment owns K points i and one of ``n_part`` parts of the
+  j range, and sweeps the points j in blocks of JB (:data:`TILE_JB`). The default
+  (:data:`TILE_DEFAULT` "k8j8wi") has K = 8, their s in the w lane of their 8 g targets
+  (positions of at most 3 coordinates), JB = 8 and the block's points interleaved; else K = 4
+  (K targets for g, one for s in four lanes; K = max_outputs - 1 on devices with fewer render
+  targets). Per texel of coordinates it fetches the K texels of its points i and the
   JB texels of the block and forms K x JB dot products, so a fetched texel serves K or JB pairs
   (a register tile, as in SGEMM). dn^2 = |x_i|^2 + |x_j|^2 - 2 x_i.x_j (one multiply-add per
   coordinate and pair; X is centred on the host and its squared norms uploaded); a block where
@@ -35,11 +37,10 @@ How it runs on the engine
   N = 20,000) are summed by the finishing pass (``finish.frag``, :data:`FINISH`), which writes
   ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i`` one texel per point.
   The kernel is fetch-bound on GPUs (K + JB texels fetched per K x JB pairs and coordinate
-  texel); variants (:data:`TILE_VARIANTS`, :func:`set_tile_variant`): K = 8 points i with
-  their s in the w lane of their g target (:data:`TILE_S_LANE`: 8 targets hold 8 points when
-  the positions have at most 3 coordinates), JB = 8 / 16 / 32, the coordinate loop unrolled
-  by 2 (:data:`TILE_UNROLL`), the block's points interleaved in the blocked source (one base
-  texel per block, :data:`TILE_INTERLEAVE`). ``benchmarks/diag/sammon_variants.py`` times them.
+  texel); variants (:data:`TILE_VARIANTS`, :func:`set_tile_variant`): K = 4 or 8 (s in the
+  w lane: :data:`TILE_S_LANE`), JB = 8 / 16 / 32, the coordinate loop unrolled by 2
+  (:data:`TILE_UNROLL`), the block's points interleaved in the blocked source (one base texel
+  per block, :data:`TILE_INTERLEAVE`). ``benchmarks/diag/sammon_variants.py`` times them.
 * The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
