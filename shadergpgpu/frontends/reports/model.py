@@ -65,6 +65,22 @@ def backprop_case(sizes=PAPER_SIZES, n=PAPER_N, schedule="paper", packed=True, s
                 dict(sizes=sizes, n=n, schedule=schedule, packed=packed))
 
 
+def _keeping_last(make, inputs):
+    """(call, release) for a case whose call returns a new device array: the call keeps only
+    the latest result (memory stays flat over repeats); release frees it and ``inputs``."""
+    out = []
+
+    def call():
+        out.append(make())
+        while len(out) > 1:
+            out.pop(0).release()
+
+    def release():
+        for x in out + list(inputs):
+            x.release()
+    return call, release
+
+
 def sgemm_case(n=256, variant="auto"):
     from ...algorithms import sgemm as S
     rng = np.random.default_rng(0)
@@ -73,18 +89,7 @@ def sgemm_case(n=256, variant="auto"):
 
     def build(dev):
         a, b = dev.array(A), dev.array(B)
-        out = []
-
-        def call():
-            r = S.sgemm(a, b, variant=variant, device=dev)
-            out.append(r)
-            while len(out) > 1:
-                out.pop(0).release()
-
-        def release():
-            for x in out + [a, b]:
-                x.release()
-        return call, release
+        return _keeping_last(lambda: S.sgemm(a, b, variant=variant, device=dev), [a, b])
 
     return Case("sgemm", f"{n}x{n}x{n} {variant}", build, lambda: (lambda: A @ B),
                 dict(n=n, variant=variant))
@@ -96,18 +101,7 @@ def blur_case(shape=(256, 256), sigma=3.0, method="recursive"):
 
     def build(dev):
         x = dev.array(img)
-        out = []
-
-        def call():
-            r = B.gaussian_blur(x, sigma, method=method, device=dev)
-            out.append(r)
-            while len(out) > 1:
-                out.pop(0).release()
-
-        def release():
-            for a in out + [x]:
-                a.release()
-        return call, release
+        return _keeping_last(lambda: B.gaussian_blur(x, sigma, method=method, device=dev), [x])
 
     def numpy():
         from scipy.ndimage import gaussian_filter
