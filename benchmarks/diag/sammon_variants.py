@@ -46,19 +46,10 @@ PAIR_TERM_FLOPS = 34
 
 def host_rows(Xc, Y, idx, dm_floor):
     """float64 (g, s) of rows idx: eq. 3's direction and eq. 1's row terms."""
+    from shadergpgpu.algorithms.sammon import host_row
     Xd, Yd = Xc.astype(np.float64), Y.astype(np.float64)
-    gs, ss = [], []
-    for i in idx:
-        dn = np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1))
-        dy = Yd[i] - Yd
-        dm = np.sqrt((dy ** 2).sum(axis=1))
-        ok = dn > 0
-        ok[i] = False
-        sd = np.where(ok, dn, 1.0)
-        w = np.where(ok, (dn - dm) / (sd * np.maximum(dm, dm_floor)), 0.0)
-        gs.append((w[:, None] * dy).sum(axis=0))
-        ss.append(np.where(ok, (dn - dm) ** 2 / sd, 0.0).sum())
-    return np.array(gs), np.array(ss)
+    rows = [host_row(Xd, Yd, i, dm_floor) for i in idx]
+    return np.array([r["g"] for r in rows]), np.array([r["s"] for r in rows])
 
 
 def run_variant(dev, name, X, Y0, sum_dn, iters):

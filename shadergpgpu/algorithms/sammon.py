@@ -785,6 +785,23 @@ def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
             "fewer points per device (shadergpgpu.distributed).")
 
 
+def host_row(Xd, Yd, i: int, dm_floor: float) -> dict:
+    """Point ``i``'s row of one update in float64 on the host (``Xd``, ``Yd``: float64 data
+    and positions): g (eq. 3's direction), s (eq. 1's row terms) and the per-pair terms
+    (dn, dm, dy, ok: pairs that count, sd, e = dn - dm, den, terms: g's summands)."""
+    dn = np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1))
+    dy = Yd[i] - Yd
+    dm = np.sqrt((dy ** 2).sum(axis=1))
+    ok = dn > 0
+    ok[i] = False
+    sd = np.where(ok, dn, 1.0)
+    e = dn - dm
+    den = sd * np.maximum(dm, dm_floor)
+    terms = np.where(ok, e / den, 0.0)[:, None] * dy
+    return dict(dn=dn, dm=dm, dy=dy, ok=ok, sd=sd, e=e, den=den, terms=terms,
+                g=terms.sum(axis=0), s=np.where(ok, e ** 2 / sd, 0.0).sum())
+
+
 def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int | None = None,
                        rows: int = 3) -> None:
     """Compare a few rows of one update's direction g and stress terms s (eq. 3 and 1, from
@@ -801,17 +818,9 @@ def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int |
     got_s = S.get().reshape(len(Xd), -1)[:, 0].astype(np.float64)
     m = Yd.shape[1]
     for i in idx:
-        dn = np.sqrt(((Xd - Xd[i]) ** 2).sum(axis=1))
-        dy = Yd[i] - Yd
-        dm = np.sqrt((dy ** 2).sum(axis=1))
-        ok = dn > 0
-        ok[i] = False
-        sd = np.where(ok, dn, 1.0)
-        e = dn - dm
-        den = sd * np.maximum(dm, dm_floor)
-        terms = np.where(ok, e / den, 0.0)[:, None] * dy
-        g, scale = terms.sum(axis=0), np.abs(terms).sum(axis=0)
-        s = np.where(ok, e ** 2 / sd, 0.0).sum()
+        r = host_row(Xd, Yd, i, dm_floor)
+        dn, dm, dy, ok, sd, e, den = (r[k] for k in ("dn", "dm", "dy", "ok", "sd", "e", "den"))
+        g, s, scale = r["g"], r["s"], np.abs(r["terms"]).sum(axis=0)
         delta = UPDATE_CHECK_EPS * (dn + dm + np.abs(Yd[i]).sum() + np.abs(Yd).sum(axis=1))
         tol_s = 1e-3 * s + np.where(ok, (2 * np.abs(e) + delta) * delta / sd, 0.0).sum()
         tol_g = 1e-3 * scale + (np.where(ok, delta / den, 0.0)[:, None] * np.abs(dy)).sum(0)
