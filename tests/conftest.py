@@ -23,3 +23,15 @@ def small_dev():
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+#: the built-in profiles of legacy and mobile GPUs (every algorithm must adapt to each)
+LEGACY_PROFILES = ("geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4")
+
+
+@pytest.fixture(scope="module", params=LEGACY_PROFILES)
+def profile_dev(request):
+    """A device behaving as each legacy/mobile profile in turn."""
+    d = sg.Device(profile=request.param)
+    yield d
+    d.release()

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from shadergpgpu.algorithms import backprop as bp
+from conftest import LEGACY_PROFILES
 
 ROOT = Path(__file__).resolve().parent.parent
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
@@ -424,7 +425,7 @@ def test_random_shapes_compile_a_bounded_number_of_programs():
 
 
 # ---- device profiles --------------------------------------------------------------------------
-PROFILES = ["geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"]
+PROFILES = list(LEGACY_PROFILES)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ import pytest
 from scipy.ndimage import gaussian_filter
 
 import shadergpgpu as sg
+from conftest import LEGACY_PROFILES
 from shadergpgpu.engine import plans
 from shadergpgpu.engine.kernels import REGISTRY
 from shadergpgpu.engine.programs import shaders_root
@@ -407,14 +408,12 @@ def test_random_shapes_and_sigmas_compile_a_constant_number_of_programs():
 # cap of 255 on the 7800 GTX) the recursive filter writes 4 planes per apply pass and its
 # summary sets in two halves, chooses blocks under the loop cap, and the exact filter's split
 # tap loop adds its slices by ping-pong passes. Same tolerances as above.
-PROFILES = ("geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4")
+PROFILES = LEGACY_PROFILES
 
 
-@pytest.fixture(scope="module", params=PROFILES)
-def pdev(request):
-    d = sg.Device(profile=request.param)
-    yield d
-    d.release()
+@pytest.fixture
+def pdev(profile_dev):
+    return profile_dev
 
 
 def _plan_matches(d, name, **params):

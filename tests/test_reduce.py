@@ -184,14 +184,7 @@ def test_mask_validation(dev, wrap_dev, rng):
 
 
 # ---- device profiles: the limits of legacy and mobile GPUs -------------------------------------
-PROFILES = ["geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"]
-
-
-@pytest.fixture(scope="module", params=PROFILES)
-def profile_dev(request):
-    d = sg.Device(profile=request.param)
-    yield d
-    d.release()
+# (the profile_dev fixture: tests/conftest.py)
 
 
 def test_reductions_under_profiles(profile_dev, rng):

@@ -335,14 +335,7 @@ def test_continuous_targets_refused_and_fitted_attributes(dev, rng):
 
 
 # ---- device profiles ----------------------------------------------------------------------------
-PROFILES = ["geforce-7800gtx", "webgl2", "mali-gles31", "raspberrypi4"]
-
-
-@pytest.fixture(scope="module", params=PROFILES)
-def profile_dev(request):
-    d = sg.Device(profile=request.param)
-    yield d
-    d.release()
+# (the profile_dev fixture: tests/conftest.py)
 
 
 def test_svc_under_profiles(profile_dev):
