@@ -39,6 +39,7 @@ class TexturePool:
         self._free: dict[tuple, list] = defaultdict(list)
         self._order: OrderedDict = OrderedDict()  # id(texture) -> texture, oldest idle first
         self.idle_bytes = 0
+        self.live_bytes = 0
         self.created = 0
         self.deleted = 0
         self.live = 0
@@ -62,10 +63,12 @@ class TexturePool:
             tex.repeat_x = tex.repeat_y = False
             self.created += 1
         self.live += 1
+        self.live_bytes += self._bytes(size)
         return tex
 
     def give(self, tex) -> None:
         self.live -= 1
+        self.live_bytes -= self._bytes(tex.size)
         self._free[tex.size].append(tex)
         self._order[id(tex)] = tex
         self.idle_bytes += self._bytes(tex.size)
@@ -191,11 +194,16 @@ class DeviceArray(Releasable):
 
     # ---- life -----------------------------------------------------------------------------
     def release(self) -> None:
-        """Give the texture back to the pool (idempotent)."""
+        """Give the texture back to the pool (idempotent; a no-op once the device is released,
+        whose context took every texture with it)."""
         if not self._released:
             self._released = True
-            self.device.pool.give(self.texture)
-            self.texture = None
+            dev = self.device
+            tex, self.texture = self.texture, None
+            dev._epoch += 1  # prepared passes that use this array must not draw with it
+            if dev._token.alive:
+                dev.activate()  # the pool may delete a texture: in this device's context
+                dev.pool.give(tex)
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

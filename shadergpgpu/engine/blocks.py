@@ -168,6 +168,9 @@ class BlockArray(Releasable):
 
     def release(self) -> None:
         if getattr(self, "buffer", None) is not None:
-            self.device.activate()
-            self.buffer.release()
-            self.buffer = None
+            dev = self.device
+            buf, self.buffer = self.buffer, None
+            dev._epoch += 1  # prepared passes that read this block must not draw with it
+            if not dev.released:
+                dev.activate()
+                buf.release()

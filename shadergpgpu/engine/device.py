@@ -19,6 +19,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import os
+import weakref
 
 import moderngl
 import numpy as np
@@ -65,6 +66,10 @@ class Device:
     cache_size : compiled kernels kept (least recently used first out); a program stays while
         a kept kernel uses it (kernels with the same final source share one).
     pool_bytes : idle texture memory the pool keeps for reuse.
+    fbo_cache_size : framebuffers kept (one per distinct set of output textures).
+    resource_cache_size : per-device state of operations kept (:meth:`resource`: e.g. the
+        blur's prepared recipes, one entry per operation kind).
+    recipe_cache_bytes : texture memory the blur's recipe cache may hold (its work arrays).
     profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
         env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
         texture size, render targets, float blending, loop cap, texture units, buffer textures).
@@ -74,10 +79,17 @@ class Device:
                  max_texture_size: int | None = None, timing: bool = False,
                  window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
                  loop_cap: int | None = None, cache_size: int = 128,
-                 pool_bytes: int = 64 << 20, profile=None):
+                 pool_bytes: int = 64 << 20, profile=None, fbo_cache_size: int = 64,
+                 resource_cache_size: int = 32, recipe_cache_bytes: int = 1280 << 20):
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
                                                             window_size, title)
-        self._ctx_state = CONTEXT
+        self._token = _Token()
+        # what could leave a prepared pass pointing at something gone (an array released, a
+        # framebuffer or compiled kernel dropped, trim) moves the epoch; passes check on change
+        self._epoch = 0
+        # a device dropped without release() frees its context when collected
+        self._finalizer = weakref.finalize(self, _free_context, self.ctx, self.window,
+                                           self._token)
         CONTEXT.current = None
         self.activate()
         self.caps = _context.probe(self.ctx, backend)
@@ -110,10 +122,11 @@ class Device:
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
         self._flush_fn = None
+        self.recipe_cache_bytes = int(recipe_cache_bytes)
         self._compiled = LRU(cache_size, self._evict_compiled)
         self._bodies = LRU(cache_size)
-        self._fbos = LRU(64, lambda _k, f: f.release())
-        self._resources = LRU(32, lambda _k, r: _release_resource(r))
+        self._fbos = LRU(fbo_cache_size, self._evict_fbo)
+        self._resources = LRU(resource_cache_size, self._evict_resource)
         self._blend = None
         self.ctx.disable(moderngl.BLEND)
         self.ctx.blend_func = moderngl.ONE, moderngl.ONE
@@ -125,14 +138,29 @@ class Device:
         return "llvmpipe" in r or "softpipe" in r or "swrast" in r
 
     def activate(self) -> None:
-        """Make this device's GL context current (several devices may live in one process)."""
-        if CONTEXT.current is not self:
+        """Make this device's GL context current (several devices may live in one process).
+        Every entry into GL calls it; a released device refuses with a clear error."""
+        token = self._token
+        if CONTEXT.current is not token:
+            if not token.alive:
+                raise RuntimeError("this Device has been released; create a new one "
+                                   "(shadergpgpu.Device()) for further work")
             if self.window is not None:
                 import glfw
                 glfw.make_context_current(self.window)
             else:
                 self.ctx.mglo.__enter__()
-            CONTEXT.current = self
+            CONTEXT.current = token
+
+    def _check_alive(self) -> None:
+        if not self._token.alive:
+            raise RuntimeError("this Device has been released; create a new one "
+                               "(shadergpgpu.Device()) for further work")
+
+    @property
+    def released(self) -> bool:
+        """True once :meth:`release` ran (or the device was collected)."""
+        return not self._token.alive
 
     def invalidate_state(self) -> None:
         """Forget the GL state the device tracks (call after drawing with raw GL/moderngl)."""
@@ -221,6 +249,7 @@ class Device:
         first out; released with ``.release()`` if it has one)."""
         r = self._resources.get(key)
         if r is None:
+            self.activate()
             r = factory()
             self._resources[key] = r
         return r
@@ -247,15 +276,24 @@ class Device:
                     for loc, n in enumerate(kernel.outputs)]
             pre.append(("<uniforms>", uniform_declarations(kernel)))
             src = self.shaders.assemble(body, defines, pre)
-            prog = self.shaders.program(src)
+            shared = self.shaders.program(src)
             buffers = {n for n, kind in ikinds if kind[0] == "buffer"}
-            c = Compiled(self, kernel, prog, src.text, list(kernel.inputs), buffers)
+            c = Compiled(self, kernel, shared, src.text, list(kernel.inputs), buffers)
             self._compiled[key] = c
         return c
 
     def _evict_compiled(self, _key, c: Compiled) -> None:
+        self._epoch += 1
         c.release()
         self.shaders.forget(c.text)
+
+    def _evict_fbo(self, _key, fbo) -> None:
+        self._epoch += 1
+        fbo.release()
+
+    def _evict_resource(self, _key, r) -> None:
+        self._epoch += 1
+        _release_resource(r)
 
     def run(self, kernel: Kernel, outputs, inputs: dict | None = None,
             uniforms: dict | None = None, defines: dict | None = None, blend=False, rect=None,
@@ -288,7 +326,7 @@ class Device:
             vals[f"sg_{n}_shape"] = a.shape_uniform
         for name, v in vals.items():
             c.put(name, v)
-        c.owner = None
+        c.state.owner = None
 
         def bind():
             for name, unit in c.units:
@@ -302,15 +340,7 @@ class Device:
             self.counter.add_work(frags, work)
         if not cuts:
             return self._issue(c, fbo, arrs, viewport, mode, frags, bind)
-        s = kernel.split
-        nb, ne = f"{s.name}_begin", f"{s.name}_end"
-        drawn = 0
-        for i, (lo, hi) in enumerate(cuts):
-            c.put(nb, lo)
-            c.put(ne, hi)
-            drawn += self._issue(c, fbo, arrs, viewport, mode if i == 0 else (mode or s.combine),
-                                 frags, bind)
-        return drawn
+        return self._issue_slices(c, fbo, arrs, viewport, mode, frags, bind, cuts, kernel.split)
 
     def prepare(self, kernel: Kernel, outputs, inputs: dict | None = None,
                 uniforms: dict | None = None, defines: dict | None = None, blend=False,
@@ -417,12 +447,37 @@ class Device:
         """Drop cached framebuffers that attach ``tex`` (it is about to be deleted)."""
         glo = tex.glo
         for key in [k for k in self._fbos.keys() if glo in k]:
+            self._epoch += 1
             self._fbos.pop(key).release()
 
     def trim(self) -> int:
-        """Delete the pool's idle textures (and framebuffers on them); returns how many."""
+        """Release every cache the device holds: the operations' per-device state (e.g. the
+        blur's recipes and their work arrays), compiled kernels and their programs,
+        framebuffers, and the pool's idle textures. Returns how many textures were deleted.
+
+        Arrays the user holds stay valid; prepared passes compile again on their next run.
+        Afterwards :meth:`memory` reports only the user's live arrays."""
         self.activate()
-        return self.pool.trim()
+        self._epoch += 1
+        self._resources.clear()
+        self._compiled.clear()
+        self._bodies.clear()
+        self._fbos.clear()
+        n = self.pool.trim()
+        _return_memory()
+        return n
+
+    def memory(self) -> dict:
+        """The device's own accounting of what it holds now: bytes of live arrays (the user's and
+        the caches'), idle pool textures, the per-device operation state (``resources``), and
+        the counts of compiled kernels, programs and framebuffers."""
+        res = 0
+        for r in self._resources.values():
+            res += int(getattr(r, "nbytes", 0) or 0)
+        return {"live_bytes": self.pool.live_bytes, "idle_bytes": self.pool.idle_bytes,
+                "live_arrays": self.pool.live, "resource_bytes": res,
+                "resources": len(self._resources), "compiled": len(self._compiled),
+                "programs": len(self.shaders), "framebuffers": len(self._fbos)}
 
     def _framebuffer(self, arrs):
         key = tuple(a.texture.glo for a in arrs)
@@ -441,6 +496,31 @@ class Device:
         if x < 0 or y < 0 or rw < 1 or rh < 1 or x + rw > w or y + rh > h:
             raise ValueError(f"rect {tuple(rect)} is not inside the {w}x{h} output texture")
         return (x, y, rw, rh), rw * rh
+
+    def _issue_slices(self, c: Compiled, fbo, arrs, viewport, mode, frags: int, rebind, cuts,
+                      split) -> int:
+        """Draw a split loop's slices: the slices of one output combine by the split's own rule
+        (``split.combine``, normally "add"); the pass's blend then applies once. When the two
+        differ (e.g. ``blend="min"`` on a summing loop) the slices go into temporaries that are
+        blended into the outputs in one pass each."""
+        nb, ne = f"{split.name}_begin", f"{split.name}_end"
+        if mode is None or mode == split.combine or len(cuts) == 1:
+            drawn = 0
+            for i, (lo, hi) in enumerate(cuts):
+                c.put(nb, lo)
+                c.put(ne, hi)
+                drawn += self._issue(c, fbo, arrs, viewport,
+                                     mode if i == 0 else split.combine, frags, rebind)
+            return drawn
+        from .builtin import COPY
+        with self.scope() as s:
+            temps = [s.alloc(a.layout, a.shape) for a in arrs]
+            drawn = self._issue_slices(c, self._framebuffer(temps), temps, viewport, None,
+                                       frags, rebind, cuts, split)
+            for a, t in zip(arrs, temps):
+                drawn += self.run(COPY, a, inputs={"X": t}, rect=viewport, accumulate=mode)
+        rebind()
+        return drawn
 
     def _issue(self, compiled: Compiled, fbo, arrs, viewport, blend, fragments: int,
                rebind) -> int:
@@ -516,19 +596,18 @@ class Device:
         return len(self.shaders)
 
     def release(self) -> None:
-        """Release every GL object this device made and the context itself."""
+        """Release every GL object this device made and the context itself (idempotent; a
+        device dropped without it is released when collected)."""
+        if not self._token.alive:
+            return
         self.activate()
-        self._resources.clear()
-        self._fbos.clear()
-        self._compiled.clear()
-        self.pool.trim()
         try:
-            self.ctx.release()
+            self._resources.clear()
+            self._fbos.clear()
+            self._compiled.clear()
+            self.pool.trim()
         finally:
-            CONTEXT.current = None
-            if self.window is not None:
-                import glfw
-                glfw.destroy_window(self.window)
+            self._finalizer()
 
     def __enter__(self):
         return self
@@ -604,6 +683,54 @@ class PingPong:
     def release(self) -> None:
         self.front.release()
         self.back.release()
+
+
+class _Token:
+    """Stands for a device in the process-wide record of the current context (see
+    :class:`~shadergpgpu.engine.passes.ContextState`) and says whether it is still alive."""
+
+    __slots__ = ("alive",)
+
+    def __init__(self):
+        self.alive = True
+
+
+def _free_context(ctx, window, token) -> None:
+    """Release a device's context (its GL objects go with it): from :meth:`Device.release` or
+    when a dropped device is collected."""
+    token.alive = False
+    try:
+        ctx.release()
+    finally:
+        # releasing a context may change which one is current: every device enters its own
+        # context again on its next call
+        CONTEXT.current = None
+        if window is not None:
+            import glfw
+            glfw.destroy_window(window)
+        _return_memory()
+
+
+_MALLOC_TRIM = []
+
+
+def _return_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc keeps what a software renderer's textures
+    used in its arenas: without this, RSS stays up after the textures are deleted)."""
+    if not _MALLOC_TRIM:
+        fn = None
+        try:
+            import ctypes
+            import ctypes.util
+            name = ctypes.util.find_library("c")
+            if name:
+                fn = getattr(ctypes.CDLL(name), "malloc_trim", None)
+        except OSError:  # pragma: no cover - not glibc
+            fn = None
+        _MALLOC_TRIM.append(fn)
+    fn = _MALLOC_TRIM[0]
+    if fn is not None:
+        fn(0)
 
 
 def _combine_mode(blend, accumulate):

@@ -184,8 +184,13 @@ class BufferArray(Releasable):
 
     def release(self) -> None:
         if self.buffer is not None:
-            _activate(self.device)
+            dev = self.device
+            buf, self.buffer = self.buffer, None
+            if hasattr(dev, "_epoch"):
+                dev._epoch += 1  # prepared passes that read this buffer must not draw with it
+            if getattr(dev, "released", False):
+                return  # the context took the texture and buffer with it
+            _activate(dev)
             t = ctypes.c_uint(self.tex)
             self._gl.glDeleteTextures(1, ctypes.byref(t))
-            self.buffer.release()
-            self.buffer = None
+            buf.release()

@@ -121,24 +121,27 @@ class PassCounter:
         return f"PassCounter({inner})"
 
 
-EVICTED = object()
-_NONE = object()  # owner of a compiled kernel whose program the cache released
+_NONE = object()
 
 
 class Compiled:
-    """A kernel compiled for one (defines, input and output layout kinds): program, vertex
-    array, texture units of the inputs and the program's uniform handles."""
+    """A kernel compiled for one (defines, input and output layout kinds): the shared program
+    (:class:`~shadergpgpu.engine.programs.SharedProgram`), a vertex array, the texture units of
+    the inputs and the program's uniform handles.
 
-    def __init__(self, device, kernel, program, text: str, input_names, buffer_inputs=()):
+    The uniform values the program holds and the pass that set them live in the shared program
+    (``state``), not here: kernels with the same final source draw with one GL program."""
+
+    def __init__(self, device, kernel, shared, text: str, input_names, buffer_inputs=()):
         self.kernel = kernel
-        self.program = program
+        self.state = shared
+        self.program = program = shared.program
         self.text = text
+        self.alive = True
         self.units = [(n, u) for u, n in enumerate(input_names)]
         self.output_names = tuple(kernel.outputs)
         self.vao = device.ctx.vertex_array(program, [])
-        self.owner = None  # the Pass whose uniform values the program holds now
         self._handles: dict = {}
-        self.held: dict = {}  # uniform values the program holds now (writes skip equal ones)
         for name, unit in self.units:
             sampler = f"sg_{name}"
             if name in buffer_inputs:
@@ -148,8 +151,9 @@ class Compiled:
                 program[sampler].value = unit
 
     @property
-    def alive(self) -> bool:
-        return self.owner is not EVICTED
+    def held(self) -> dict:
+        """Uniform values the (shared) program holds now."""
+        return self.state.held
 
     def handle(self, name: str):
         """moderngl Uniform for ``name``; None when the driver optimised it out."""
@@ -161,7 +165,7 @@ class Compiled:
 
     def put(self, name: str, value) -> None:
         """Set uniform ``name`` unless the program already holds ``value``."""
-        held = self.held
+        held = self.state.held
         if held.get(name, _NONE) != value:
             h = self.handle(name)
             if h is not None:
@@ -169,7 +173,9 @@ class Compiled:
             held[name] = value
 
     def release(self) -> None:
-        self.owner = EVICTED
+        self.alive = False
+        if self.state.owner is not None:
+            self.state.owner = None
         self.vao.release()
 
 
@@ -180,6 +186,12 @@ class Pass:
     need; ``bind(name=array)`` swaps an input or output for one of the same layout (ping-pong).
     A kernel with a split loop runs one pass per slice. Made by
     :meth:`shadergpgpu.engine.device.Device.prepare` or :meth:`Kernel.prepare`.
+
+    A pass never draws with anything stale. The device counts every event that could leave a
+    pass pointing at something gone (an array released, a framebuffer or compiled kernel dropped
+    by its cache, :meth:`Device.trim <shadergpgpu.engine.device.Device.trim>`); when the count
+    moved since the pass last checked, the next draw checks again: a released input or output
+    is refused with an error naming it, a dropped program or framebuffer is made again.
     """
 
     def __init__(self, device, kernel, inputs: dict, outputs: dict, uniforms: dict,
@@ -194,6 +206,7 @@ class Pass:
                                                partial=True)
         self.values: dict = dict(vals)
         self._checks = kernel.loop is not None or kernel.split is not None
+        self._epoch = -1
         self._refresh()
 
     # ---- state ---------------------------------------------------------------------------------
@@ -201,6 +214,7 @@ class Pass:
         dev = self.device
         self.compiled = dev.compiled(self.kernel, self.inputs, self.outputs, self.defines)
         c = self.compiled
+        self._state = c.state
         for n, a in list(self.inputs.items()) + list(self.outputs.items()):
             self.values[f"sg_{n}_shape"] = a.layout.shape_uniform
         self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
@@ -208,7 +222,25 @@ class Pass:
         self._fbo = dev._framebuffer(outs)
         self._viewport, self._fragments = dev._viewport(outs, self.rect)
         self._plan()
-        c.owner = None
+        c.state.owner = None
+        self._epoch = dev._epoch
+
+    def _check_live(self):
+        """Called when the device's epoch moved: refuse released arrays, rebuild what a cache
+        dropped (compiled kernel, framebuffer)."""
+        dev = self.device
+        dev._check_alive()
+        for role, table in (("input", self.inputs), ("output", self.outputs)):
+            for n, a in table.items():
+                if getattr(a, "released", False):
+                    raise ValueError(
+                        f"{self.kernel.name}: {role} {n!r} of this prepared pass has been "
+                        f"released; bind a live array first (pass.bind({n}=...))")
+        if not self.compiled.alive:  # the compiled-kernel cache dropped it: compile again
+            self._refresh()
+            return
+        self._fbo = dev._framebuffer(self._outs)
+        self._epoch = dev._epoch
 
     def _plan(self):
         """Resolve the uniform handles and, for loop kernels, the slices within the cap."""
@@ -231,6 +263,8 @@ class Pass:
         """Set uniform values that stay until changed."""
         vals, _ = self.kernel.check_call(self.inputs, self.outputs, uniforms, self.defines,
                                          partial=True)
+        if self.device._epoch != self._epoch:
+            self._check_live()
         for n in uniforms:
             self.values[n] = vals[n]
         if self._checks or self._work is not None or self.kernel.work is not None:
@@ -238,11 +272,13 @@ class Pass:
         else:
             for n in uniforms:
                 self._u[n] = self.compiled.handle(n)
-        self.compiled.owner = None
+        self._state.owner = None
         return self
 
     def bind(self, **arrays) -> "Pass":
         """Replace inputs/outputs by arrays of the same layout (e.g. swap ping-pong buffers)."""
+        dev = self.device
+        dev.activate()
         for k, a in arrays.items():
             table = self.inputs if k in self.inputs else self.outputs if k in self.outputs else None
             if table is None:
@@ -251,11 +287,19 @@ class Pass:
                 raise ValueError(f"{k}: new array's layout differs from the prepared one")
             if getattr(a, "released", False):
                 raise ValueError(f"{k}: the new array has been released")
-            table[k] = a
-        self.device._check_no_feedback(self.inputs, self.outputs)
+            if getattr(a, "device", dev) is not dev:
+                raise ValueError(f"{k}: the new array lives on another device")
+        new_in = {k: a for k, a in arrays.items() if k in self.inputs}
+        new_out = {k: a for k, a in arrays.items() if k not in self.inputs}
+        dev._check_no_feedback({**self.inputs, **new_in}, {**self.outputs, **new_out})
+        self.inputs.update(new_in)
+        self.outputs.update(new_out)
+        if self.device._epoch != self._epoch:
+            self._check_live()
         self._binds = [(_binder(self.inputs[n]), u) for n, u in self.compiled.units]
         outs = self._outs = [self.outputs[n] for n in self.compiled.output_names]
-        self._fbo = self.device._framebuffer(outs)
+        self._fbo = dev._framebuffer(outs)
+        self._epoch = dev._epoch
         return self
 
     def _rebind(self):
@@ -269,44 +313,45 @@ class Pass:
                              "(give them to prepare(), set() or run())")
 
     def _restore(self):
+        if self.device._epoch != self._epoch:
+            self._check_live()
         c = self.compiled
-        if not c.alive:  # the program cache dropped it: compile again
-            self._refresh()
-            c = self.compiled
         self._missing()
         put = c.put
         for n, v in self.values.items():
             put(n, v)
-        c.owner = self
+        self._state.owner = self
 
     # ---- drawing -----------------------------------------------------------------------------
     def run(self, **uniforms) -> None:
         # The hot path of every iterative algorithm: this repeats Device._draw inline, with the
         # per-pass state resolved in advance, to stay close to raw moderngl's cost per pass.
         dev = self.device
-        if CONTEXT.current is not dev:
+        if CONTEXT.current is not dev._token:
             dev.activate()
-        c = self.compiled
+        if dev._epoch != self._epoch:
+            self._check_live()
+        st = self._state
         if uniforms:
             if self._checks:
                 self.set(**uniforms)
             else:
                 u = self._u
                 values = self.values
-                mine = c.owner is self
+                mine = st.owner is self
                 for name, v in uniforms.items():
                     h = u.get(name, _NONE)
                     if h is _NONE:
                         self.set(**{name: v})
-                        mine = c.owner is self
+                        mine = False
                         continue
                     values[name] = v
                     if h is not None and mine:
                         h.value = v
-                        c.held[name] = v
-        if c.owner is not self:  # another pass or run() used this program since: restore ours
+                        st.held[name] = v
+        if st.owner is not self:  # another pass or run() used this program since: restore ours
             self._restore()
-            c = self.compiled
+        c = self.compiled
         for use, unit in self._binds:
             use(unit)
         cnt = dev.counter
@@ -324,23 +369,13 @@ class Pass:
             cnt.fragments[label] += self._fragments
             return
         if self._cuts:
-            self._run_slices()
+            dev._issue_slices(c, self._fbo, self._outs, self._viewport, self.blend,
+                              self._fragments, self._rebind, self._cuts, self.kernel.split)
             return
         dev._issue(c, self._fbo, self._outs, self._viewport, self.blend, self._fragments,
                    self._rebind)
 
     __call__ = run
-
-    def _run_slices(self):
-        c = self.compiled
-        s = self.kernel.split
-        nb, ne = f"{s.name}_begin", f"{s.name}_end"
-        for i, (lo, hi) in enumerate(self._cuts):
-            c.put(nb, lo)
-            c.put(ne, hi)
-            blend = self.blend if i == 0 else (self.blend or s.combine)
-            self.device._issue(c, self._fbo, self._outs, self._viewport, blend, self._fragments,
-                               self._rebind)
 
     @property
     def passes_per_run(self) -> int:
@@ -384,7 +419,7 @@ class Pass:
             h.value = v
             render(4, vertices=3)
         self.values[name] = checked[-1]
-        self.compiled.held[name] = checked[-1]
+        self._state.held[name] = checked[-1]
         self.device.counter.record(self._fragments, count=len(values) - 1)
         if self._work is not None:
             self.device.counter.add_work(self._fragments, self._work, count=len(values) - 1)
@@ -403,9 +438,10 @@ class Pass:
         if self._cuts:
             raise ValueError(f"{self.kernel.name}: a pass with a split loop cannot sweep rects")
         dev = self.device
-        if CONTEXT.current is not dev:
-            dev.activate()
-        if self.compiled.owner is not self:
+        dev.activate()
+        if dev._epoch != self._epoch:
+            self._check_live()
+        if self._state.owner is not self:
             self._restore()
         c = self.compiled
         outs, fbo, blend, binds = self._outs, self._fbo, self.blend, self._binds
@@ -419,6 +455,8 @@ class Pass:
             if self._work is not None:
                 dev.counter.add_work(frags, self._work)
             drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
+            if self._state.owner is not self:  # an emulated accumulation ran other kernels
+                self._restore()
         return drawn
 
 
@@ -429,8 +467,9 @@ def _binder(arr):
 
 
 class ContextState:
-    """Which device's GL context is current in this process (the library is not thread-safe:
-    use a device from the thread that made it)."""
+    """Which device's GL context is current in this process: the current device's token (a
+    plain object, so that this record never keeps a dropped device alive). The library is not
+    thread-safe: use a device from the thread that made it."""
 
     current = None
 

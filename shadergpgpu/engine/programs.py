@@ -65,6 +65,22 @@ class Source:
         return f"<final source>:{line}"
 
 
+class SharedProgram:
+    """One compiled GL program and the state that GL keeps *in the program*: the uniform values
+    it holds now (``held``: writes of an equal value are skipped) and the prepared pass that set
+    them last (``owner``; None after any other use). Every compiled kernel with the same final
+    source refers to the one object, so no kernel can believe the program holds its values
+    after another kernel of the same source changed them."""
+
+    __slots__ = ("program", "held", "owner", "users")
+
+    def __init__(self, program):
+        self.program = program
+        self.held: dict = {}
+        self.owner = None
+        self.users = 0
+
+
 class ShaderLibrary:
     """Reads shader files (with includes) and compiles programs, cached by final source.
 
@@ -83,9 +99,10 @@ class ShaderLibrary:
             if not self.user_root.is_dir():
                 raise FileNotFoundError(f"shader_root {str(user_root)!r} is not a folder")
         self._files: dict[Path, tuple] = {}
-        # text -> [program, users]: compiled kernels with the same text share one program,
-        # released when the last of them lets go (forget); the device's LRU of compiled
-        # kernels bounds how many are held
+        # text -> SharedProgram: compiled kernels with the same text share one GL program and
+        # with it the record of the uniform values it holds and of the pass that set them (that
+        # state belongs to the GL program, not to any one compiled kernel); released when the
+        # last user lets go (forget); the device's LRU of compiled kernels bounds how many
         self._programs: dict = {}
         self.vertex_source = self._read(self.root / "common" / "fullscreen.vert")
         self.compiles = 0
@@ -166,14 +183,15 @@ class ShaderLibrary:
         return src
 
     # ---- programs ---------------------------------------------------------------------
-    def program(self, src: Source):
-        """Compiled program for ``src``, from the cache when the same text was compiled."""
+    def program(self, src: Source) -> "SharedProgram":
+        """The :class:`SharedProgram` compiled from ``src`` (from the cache when the same text
+        was compiled); the caller becomes one of its users (see :meth:`forget`)."""
         text = src.text
         entry = self._programs.get(text)
         if entry is None:
-            entry = self._programs[text] = [self._compile(src, text), 0]
-        entry[1] += 1
-        return entry[0]
+            entry = self._programs[text] = SharedProgram(self._compile(src, text))
+        entry.users += 1
+        return entry
 
     def forget(self, text: str) -> None:
         """One user of the program compiled from ``text`` lets go; the last one releases it
@@ -181,10 +199,10 @@ class ShaderLibrary:
         entry = self._programs.get(text)
         if entry is None:
             return
-        entry[1] -= 1
-        if entry[1] <= 0:
+        entry.users -= 1
+        if entry.users <= 0:
             del self._programs[text]
-            entry[0].release()
+            entry.program.release()
 
     def _compile(self, src: Source, text: str):
         try:
