@@ -123,6 +123,7 @@ class Device:
         self.timing = bool(timing) and self.caps.timer_queries
         self._flush_fn = None
         self.recipe_cache_bytes = int(recipe_cache_bytes)
+        self._placeholder = None
         self._compiled = LRU(cache_size, self._evict_compiled)
         self._bodies = LRU(cache_size)
         self._fbos = LRU(fbo_cache_size, self._evict_fbo)
@@ -253,6 +254,15 @@ class Device:
             r = factory()
             self._resources[key] = r
         return r
+
+    def placeholder(self) -> DeviceArray:
+        """A 1x1 array the device keeps until it is released (through :meth:`trim` too): what a
+        cached pass binds to an input it does not read, so that no cache eviction can leave
+        the pass bound to a released array."""
+        p = self._placeholder
+        if p is None or p.released:
+            p = self._placeholder = self.zeros((1, 1))
+        return p
 
     # ---- kernels and passes -------------------------------------------------------------
     def phase(self, label: str):

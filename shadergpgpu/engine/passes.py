@@ -8,6 +8,7 @@ shaded and, when timing is on, the GPU time from timer queries. The pass-count r
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from contextlib import contextmanager
 
@@ -166,7 +167,7 @@ class Compiled:
     def put(self, name: str, value) -> None:
         """Set uniform ``name`` unless the program already holds ``value``."""
         held = self.state.held
-        if held.get(name, _NONE) != value:
+        if not _same(held.get(name, _NONE), value):
             h = self.handle(name)
             if h is not None:
                 h.value = value
@@ -239,7 +240,10 @@ class Pass:
         if not self.compiled.alive:  # the compiled-kernel cache dropped it: compile again
             self._refresh()
             return
-        self._fbo = dev._framebuffer(self._outs)
+        c = self.compiled
+        self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
+        outs = self._outs = [self.outputs[n] for n in c.output_names]
+        self._fbo = dev._framebuffer(outs)
         self._epoch = dev._epoch
 
     def _plan(self):
@@ -294,12 +298,9 @@ class Pass:
         dev._check_no_feedback({**self.inputs, **new_in}, {**self.outputs, **new_out})
         self.inputs.update(new_in)
         self.outputs.update(new_out)
-        if self.device._epoch != self._epoch:
-            self._check_live()
-        self._binds = [(_binder(self.inputs[n]), u) for n, u in self.compiled.units]
-        outs = self._outs = [self.outputs[n] for n in self.compiled.output_names]
-        self._fbo = dev._framebuffer(outs)
-        self._epoch = dev._epoch
+        # resolved at the next draw (an array bound earlier may have been released meanwhile:
+        # the draw refuses it then, so ping-pong code may release and re-bind in any order)
+        self._epoch = -1
         return self
 
     def _rebind(self):
@@ -458,6 +459,20 @@ class Pass:
             if self._state.owner is not self:  # an emulated accumulation ran other kernels
                 self._restore()
         return drawn
+
+
+def _same(old, new) -> bool:
+    """Whether a uniform holding ``old`` already holds ``new``: equal, and zeros of the same
+    sign (-0.0 == 0.0 in Python, but 1 / u differs in the shader)."""
+    if old is new:
+        return True
+    if old is _NONE or old != new:
+        return False
+    if type(new) is float:
+        return new != 0.0 or math.copysign(1.0, new) == math.copysign(1.0, old)
+    if type(new) is tuple:
+        return all(_same(a, b) for a, b in zip(old, new))
+    return True
 
 
 def _binder(arr):
