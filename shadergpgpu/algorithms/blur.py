@@ -8,8 +8,12 @@ exact separable filter.
     >>> ref = gaussian_blur(img, 8.0, method="exact")       # = scipy.ndimage.gaussian_filter
 
 Both methods match ``scipy.ndimage.gaussian_filter(image, sigma, mode=border, truncate=4.0)``
-(per channel): the exact one to float32 rounding, the recursive one to within a few 1e-4 of
-the value range (see the tests).
+(per channel): the exact one to float32 rounding, the recursive one to within 1.5e-3 of the
+value range (typically 1e-4), whatever the image's offset; :func:`gaussian_blur` states the
+bound, ``tests/test_blur_contracts.py`` checks it at its edges (sigma at the identity
+threshold and at the largest accepted, values near 1e-38 and 1e38, constant and offset
+images). Both keep a constant image exactly: their DC gain is 1 and they filter each line
+less a value of that line (see "Offsets" below).
 
 Recursive method
 ----------------
@@ -17,10 +21,14 @@ The kernel is approximated by two complex-conjugate pole pairs (4th order, the D
 
     h(m) = 2 Re(alpha_0 p_0^|m| + alpha_1 p_1^|m|),   p_k = exp(-(b_k + i w_k) / sigma),
 
-with Deriche's (b_k, w_k) and the residues alpha_k fitted by least squares to the sampled,
-truncated and normalised kernel that scipy uses. Along a line the causal sums
-``w_k(n) = p_k w_k(n-1) + x(n)`` and anticausal sums ``v_k(n) = p_k v_k(n+1) + x(n)`` both read
-only the input, and ``y = 2 Re sum_k alpha_k (w_k + v_k) - h(0) x``. The border enters as the
+with Deriche's (b_k, w_k) (rounded to float32, the values the recursion multiplies by) and the
+residues alpha_k fitted by least squares to the sampled, truncated and normalised kernel that
+scipy uses, under the constraint that the DC gain is 1 (:func:`recursive_coefficients`; the
+unconstrained fit lost 0.6e-4 .. 1.6e-4 per axis, so 1000 came back as 999.8). Along a line the
+causal sums ``w_k(n) = p_k w_k(n-1) + x(n)`` and anticausal sums
+``v_k(n) = p_k v_k(n+1) + x(n)`` both read only the input, and
+``y = 2 Re sum_k alpha_k (w_k + v_k) - h0 x``, h0 (about h(0)) set so that the float32
+coefficients have a DC gain of 1. The border enters as the
 exact initial states w(-1), v(N) (closed forms for reflect, nearest and zero; see
 ``shaders/algorithms/blur/carry.frag``), so no warm-up region is needed and nothing depends on
 sigma.
@@ -79,19 +87,33 @@ failing (:func:`line_config`):
 The pass plans take ``device=`` (or ``max_outputs=``, ``loop_cap=``, ``float_blending=``) and
 match the pass counter under every profile.
 
+Offsets
+-------
+The recursive kernels (reduce, carry, apply) filter each line less its first value c and add c
+to the output; the exact one sums each output's taps less its centre value and adds it after.
+The filters are linear with gain 1, so the result is the same, but the float32 rounding of the
+recursion and of the long tap sums is then relative to the line's range, not to its magnitude:
+on 1000 + rand(64, 64) the recursive blur was 0.17..0.20 of the range off scipy (with the
+gain error; 2..8x its error on rand without it), the exact one at sigma 10,000 1.6e-2; both are
+now within the rounding of the output (6e-8 of 1000). For border "constant", the zero outside
+becomes -c. Below :data:`IDENTITY_SIGMA` an axis is the identity (the recursive coefficients
+are then alpha = 0, h0 = -1); with both axes there the blur is a copy.
+
 Repeated calls
 --------------
 The passes of a blur are prepared once per device and image layout (and border, schedule,
 tiling; for the exact method also sigma) and kept with their work arrays
 (``dev.resource("blur/recipes")``, least recently used first out within
-:data:`RECIPE_CACHE_BYTES`), for images up to :data:`RECIPE_MAX_TEXELS` texels: a repeated call
-allocates only its result and draws prepared passes (a new sigma of the recursive method sets
-its coefficients again). On llvmpipe this cut a 64 x 64 blur from about 2.5 ms to 0.9 ms per
-call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU it also saves
-allocating the work arrays again (the texture pool keeps only a bounded amount of idle
-memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default
-RECIPE_CACHE_BYTES of 1.25 GiB (a larger recipe is used once and released);
-:func:`clear_cache` hands that memory back. A recipe flushes after each pass
+:func:`recipe_cache_bytes` of work arrays per device: ``dev.recipe_cache_bytes`` where the
+device sets it, else :data:`RECIPE_CACHE_BYTES`, read when the cache is created, so a bound set
+later applies after ``dev.trim()``), for images up to :data:`RECIPE_MAX_TEXELS` texels: a
+repeated call allocates only its result and draws prepared passes (a new sigma of the recursive
+method sets its coefficients again). On llvmpipe this cut a 64 x 64 blur from about 2.5 ms to
+0.9 ms per call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU it
+also saves allocating the work arrays again (the texture pool keeps only a bounded amount of
+idle memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default bound of
+1.25 GiB (a recipe larger than the bound is used once and released); :func:`clear_cache`
+hands that memory back. A recipe flushes after each pass
 (:data:`FLUSH_PASSES`), so that the GPU starts on the first pass while the host draws the
 others.
 
@@ -388,42 +410,90 @@ def gaussian_weights(sigma: float, truncate: float = TRUNCATE) -> np.ndarray:
 
 
 _FIT_SAMPLES = 20_000
+# Below this sigma the Gaussian is the identity to float32 precision: the neighbour tap's
+# weight relative to the centre, exp(-1 / (2 sigma^2)), is at most 2^-24 (half an ulp of 1), so
+# the taps off the centre change no float32 output by more than 1.2e-7 of the image's range.
+# gaussian_blur returns a copy there (both methods); the recursive fit would be meaningless
+# (its poles exp(-1.7 / sigma) underflow: at sigma 0.001 the fit got NaN and LAPACK spun).
+IDENTITY_SIGMA = 1.0 / math.sqrt(48.0 * math.log(2.0))  # 0.1734
+# Relative Tikhonov weight of the residue fit: below sigma ~ 0.3 the kernel has 2 or 3 taps and
+# the four residues are nearly undetermined (unregularised they reached 100 and cancelled).
+_FIT_RIDGE = 1e-9
+
+
+def _f32(z: complex) -> complex:
+    """``z`` with its real and imaginary parts rounded to float32 (the values the GPU uses)."""
+    return complex(float(np.float32(z.real)), float(np.float32(z.imag)))
+
+
+def is_identity_sigma(sigma: float) -> bool:
+    """Whether the Gaussian of ``sigma`` is the identity to float32 precision (see
+    :data:`IDENTITY_SIGMA`)."""
+    return float(sigma) <= IDENTITY_SIGMA
 
 
 @functools.lru_cache(maxsize=64)
 def recursive_coefficients(sigma: float) -> dict:
-    """Poles p_k and residues alpha_k (complex, k = 0, 1) of the recursive filter for sigma
-    (cached: treat the result as read-only).
+    """Poles p_k and residues alpha_k (complex, k = 0, 1) and the centre correction h0 of the
+    recursive filter for sigma (cached: treat the result as read-only).
 
-    The residues are fitted by least squares to scipy's sampled kernel over m = 0 .. 10 sigma;
-    past 20,000 taps the fit samples every ``stride``-th tap (each sample weighted for the taps
-    it stands for), so the host work stays bounded at large sigma.
+    The poles are Deriche's, rounded to float32 (the values the GPU recursion multiplies by);
+    the residues are fitted by least squares to scipy's sampled kernel over m = 0 .. 10 sigma
+    under the constraint that the filter's DC gain, 2 Re sum_k alpha_k (1 + p_k) / (1 - p_k), is
+    exactly 1 (an unconstrained fit had a gain of 1 - 0.6e-4 .. 1.6e-4 per axis: a constant image
+    of 1000 came back as 999.8). Past 20,000 taps the fit samples every ``stride``-th tap (each
+    sample weighted for the taps it stands for), so the host work stays bounded at large sigma.
+    The residues are then rounded to float32 and h0 (the filter computes
+    y = 2 Re sum_k alpha_k (w_k + v_k) - h0 x, so the centre tap is 4 Re sum alpha_k - h0) is
+    chosen in float64 so that those float32 coefficients have a DC gain of 1: only h0's own
+    float32 rounding (< 3e-8) remains. At or below :data:`IDENTITY_SIGMA`: the identity (poles
+    0, residues 0, h0 = -1).
     """
     s = float(sigma)
+    if not s > 0 or not math.isfinite(s):
+        raise ValueError(f"sigma must be positive and finite, got {sigma!r}")
+    if is_identity_sigma(s):
+        return {"poles": [0j, 0j], "alphas": [0j, 0j], "h0": -1.0}
     r = int(TRUNCATE * s + 0.5)
     m_max = max(r, int(10 * s) + 10)
     stride = max(1, -(-m_max // _FIT_SAMPLES))
     m = np.arange(0, m_max + 1, stride, dtype=np.float64)
     norm = np.exp(-0.5 * (np.arange(-r, r + 1, dtype=np.float64) / s) ** 2).sum()
     target = np.where(m <= r, np.exp(-0.5 * (m / s) ** 2) / norm, 0.0)
-    poles = [np.exp(-(b + 1j * w) / s) for b, w in zip(_DERICHE_B, _DERICHE_W)]
-    cols = []
+    poles = [_f32(np.exp(-(b + 1j * w) / s)) for b, w in zip(_DERICHE_B, _DERICHE_W)]
+    cols, gain = [], []
     for p in poles:
         pm = np.exp(m * np.log(p))
         cols += [2 * pm.real, -2 * pm.imag]
+        q = (1 + p) / (1 - p)  # sum over all m of p^|m|
+        gain += [2 * q.real, -2 * q.imag]
     a = np.array(cols).T
+    c = np.array(gain)
     wt = np.full(len(m), math.sqrt(2.0 * stride))  # taps m and -m both count
     wt[0] = 1.0
-    sol = np.linalg.lstsq(a * wt[:, None], target * wt, rcond=None)[0]
+    aw, tw = a * wt[:, None], target * wt
+    # the constraint c . x = 1: x = x0 + N z with c . x0 = 1 and N spanning c's null space
+    x0 = c / (c @ c)
+    nsp = np.linalg.qr(c[:, None], mode="complete")[0][:, 1:]
+    mat = aw @ nsp
+    lam = _FIT_RIDGE * np.linalg.norm(mat)
+    z = np.linalg.lstsq(np.vstack([mat, lam * nsp]),
+                        np.concatenate([tw - aw @ x0, -lam * x0]), rcond=None)[0]
+    sol = (x0 + nsp @ z).astype(np.float32).astype(np.float64)
     alphas = [complex(sol[0], sol[1]), complex(sol[2], sol[3])]
-    return {"poles": poles, "alphas": alphas, "h0": 2 * (alphas[0] + alphas[1]).real}
+    h0 = sum(2 * (al * 2 / (1 - p)).real for al, p in zip(alphas, poles)) - 1.0
+    return {"poles": poles, "alphas": alphas, "h0": float(h0)}
 
 
 def recursive_kernel(sigma: float, n: int) -> np.ndarray:
-    """h(0..n-1) of the recursive filter (for checking the fit)."""
+    """h(0..n-1) of the recursive filter (for checking the fit): 2 Re sum_k alpha_k p_k^m, and
+    the centre 4 Re sum_k alpha_k - h0."""
     c = recursive_coefficients(sigma)
     m = np.arange(n)
-    return sum(2 * (a * p ** m).real for a, p in zip(c["alphas"], c["poles"]))
+    h = np.array(sum(2 * (a * p ** m).real for a, p in zip(c["alphas"], c["poles"])),
+                 dtype=np.float64)
+    h[0] = 2 * h[0] - c["h0"]
+    return h
 
 
 @functools.lru_cache(maxsize=256)
@@ -435,9 +505,13 @@ def _iir_uniforms(sigma: float, nsteps: int) -> dict:
     def pair(z0, z1):
         return (float(z0.real), float(z0.imag), float(z1.real), float(z1.imag))
 
+    def lpole(p):  # (log |p|, arg p) of the float32 pole, so p^n agrees with n multiplications;
+        # a zero pole (the identity) as exp(-80 n): 1 at n = 0, nothing after
+        return (math.log(abs(p)), float(np.angle(p))) if p != 0 else (-80.0, 0.0)
+
     return {
         "POLE": pair(p0, p1),
-        "LPOLE": (math.log(abs(p0)), float(np.angle(p0)), math.log(abs(p1)), float(np.angle(p1))),
+        "LPOLE": lpole(p0) + lpole(p1),
         "ALPHA": pair(a0, a1),
         "H0": float(c["h0"]),
         "CNEAR": pair(1 / (1 - p0), 1 / (1 - p1)),
@@ -510,7 +584,10 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
         rounded); or a DeviceArray from ``dev.array`` (H, W) / ``dev.image`` (H, W, C), in which
         case a new DeviceArray of the same kind is returned (the caller releases it).
     sigma : > 0, one value or (sigma_y, sigma_x) (at most MAX_RECURSIVE_SIGMA for the recursive
-        method; the exact one takes kernel radii int(4 sigma + 0.5) up to MAX_EXACT_RADIUS).
+        method, a ValueError naming sigma above; the exact one takes kernel radii
+        int(4 sigma + 0.5) up to MAX_EXACT_RADIUS). An axis with sigma <= IDENTITY_SIGMA
+        (0.1734) is not filtered (its Gaussian is the identity to float32 precision); with both
+        there, the result is a copy of the image.
     method : "recursive" (cost independent of sigma) or "exact" (FIR truncated at 4 sigma; on a
         device with a loop cap, a very long kernel runs over several added passes).
     border : "reflect" (half-sample symmetric), "nearest" or "constant" (zero), as in scipy.
@@ -518,6 +595,33 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     device : a Device (default: the image's, or the process-wide one).
     tiling : a :class:`Tiling` (recursive method; default :data:`DEFAULT_TILING`, with smaller
         blocks where the device's loop cap needs them, see :func:`fit_tiling`).
+
+    Error bound. Against ``scipy.ndimage.gaussian_filter(image.astype(float64), sigma,
+    mode=border, truncate=4.0)`` (per channel), with R the value range of the image (its
+    max - min over every pixel and channel; for border "constant" the range of the values and
+    0) and M = max |image|, every output value is within
+
+    * ``method="exact"``:     1e-5 R + 2.5e-7 M for sigma <= 1e4 (beyond, the float32 sums of
+      its 8 sigma taps add an error growing with sigma: 1.5e-4 R measured at sigma 1e5);
+    * ``method="recursive"``: 1.5e-3 R + 2.5e-7 M, for every sigma it accepts (the fit of the
+      recursive kernel is within 5.8e-4 in L1 of scipy's sampled kernel on each axis, at every
+      sigma; the DC gain is 1: a constant image comes back unchanged); typically 1e-4 R;
+    * sigma <= IDENTITY_SIGMA on both axes: a copy (scipy differs by at most 1.2e-7 R);
+
+    for uint8 images, before rounding to integers. The 2.5e-7 M term is the float32 rounding of
+    values of magnitude M (the device's only number type; half an ulp is 6e-8 M): an offset
+    does not enter otherwise, since both methods filter each line (or, exact, each tap) less a
+    value of that line (the offset is added back), so 1000 + rand comes out as accurately,
+    relative to R, as rand. A host image is scaled by a power of 2 (exact) where max |image|
+    lies outside [2^-64, 2^64], so values near 1e-38 (below float32's normal range) or 1e38
+    (where the recursive states, up to R sigma / 1.7, would overflow) are right within the
+    bound too; a non-finite result raises FloatingPointError instead of coming back. A
+    DeviceArray is filtered as it is: its values (and R) need magnitudes within about
+    [1e-30, 1e30] for the bound to hold (a GPU may flush values below float32's normal range,
+    1.2e-38, to zero; the states overflow past R sigma / 1.7 ~ 3e38), and nothing checks that
+    there (scale it first, or pass the host array).
+
+    Any sigma > 0 returns in bounded time (sigma 0.001 once hung in the recursive fit).
     """
     validation.choice(method, "method", METHODS)
     validation.choice(border, "border", BORDERS)
@@ -528,19 +632,35 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
         raise TypeError(f"device must be a Device, got {type(device).__name__}")
     if tiling is not None and not isinstance(tiling, Tiling):
         raise TypeError(f"tiling must be a Tiling, got {type(tiling).__name__}")
+    identity = is_identity_sigma(sy) and is_identity_sigma(sx)
     if isinstance(image, DeviceArray):
         dev = validation.pick_device(device, [image])
         gray = _check_device_image(image, dev)
+        if identity:
+            return _copy(dev, image, gray)
         return _blur_device(dev, image, gray, sy, sx, method, border, schedule, tiling)
 
     x, dtype = _check_host_image(image)
+    if identity:
+        if dtype.kind == "f" or dtype == np.uint8:
+            return np.array(image, dtype=dtype, copy=True)
+        return x.copy()  # float32, as the blur of other integer types
     dev = validation.pick_device(device, [])
     gray = x.ndim == 2 or x.shape[2] == 1
     h, w = x.shape[0], x.shape[1]
+    e = _host_exponent(x)
+    if e:
+        x = np.ldexp(x, np.int32(-e)).astype(np.float32, copy=False)
     with dev.scope() as s:
         xd = s.array(x.reshape(h, w), name="image") if gray else s.track(dev.image(x))
         out = s.track(_blur_device(dev, xd, gray, sy, sx, method, border, schedule, tiling))
         y = out.get().reshape(x.shape)
+    if not np.isfinite(y).all():
+        raise FloatingPointError(
+            f"gaussian_blur produced non-finite values (image range [{float(x.min()):g}, "
+            f"{float(x.max()):g}] x 2^{e}, sigma={sigma!r}, method={method!r})")
+    if e:
+        y = np.ldexp(y, np.int32(e)).astype(np.float32, copy=False)
     if dtype == np.uint8:
         return np.clip(np.rint(y), 0, 255).astype(np.uint8)
     if dtype.kind == "f":
@@ -548,9 +668,43 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     return y
 
 
+# A host image whose largest magnitude lies outside [2^-HOST_SCALE_EXP, 2^HOST_SCALE_EXP] is
+# scaled by a power of 2 (exact) to magnitudes about 1 before the upload and back after the
+# readback: the recursive filter's states reach R sigma / 1.7 (overflow past ~1e34 at sigma
+# 1e4), the exact filter's products W x reach 4e-5 x there (underflow below ~1e-33), and a GPU
+# may flush values below 1.2e-38 (float32's normal range) to zero.
+HOST_SCALE_EXP = 64
+
+
+def _host_exponent(x: np.ndarray) -> int:
+    """The power of 2 a host image is divided by before the upload (0: none)."""
+    amax = max(float(x.max()), -float(x.min()))
+    if amax == 0.0 or 2.0 ** -HOST_SCALE_EXP <= amax <= 2.0 ** HOST_SCALE_EXP:
+        return 0
+    return math.frexp(amax)[1]
+
+
+def _copy(dev, x: DeviceArray, gray: bool) -> DeviceArray:
+    """A copy of a device image (the blur at sigma <= IDENTITY_SIGMA): one pass of the exact
+    filter's column kernel with radius 0 (weight 1: the centre value, exactly)."""
+    out = _like(dev, x, gray)
+    try:
+        with dev.scope() as s:
+            wt = s.track(dev.array(np.array([[1.0, 0.0, 0.0, 0.0]], np.float32),
+                                   name="weights"))
+            with dev.phase("identity"):
+                dev.run(FIR["V"], out, inputs={"X": x, "W": wt}, uniforms={"R": 0},
+                        defines={"BORDER": 0})
+    except BaseException:
+        out.release()
+        raise
+    return out
+
+
 # Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
-# calls (see _Recipe), within RECIPE_CACHE_BYTES of work arrays per device (a recipe larger than
-# that is used once and released). Keeping the work arrays matters on a GPU: the engine's
+# calls (see _Recipe), within recipe_cache_bytes(dev) of work arrays per device: the device's
+# recipe_cache_bytes, else RECIPE_CACHE_BYTES (a recipe larger than that is used once and
+# released). Keeping the work arrays matters on a GPU: the engine's
 # texture pool keeps only 64 MiB of idle textures, so a 4096 x 4096 blur would allocate its
 # ~1 GiB of planes and summaries again on every call (H200: 50 ms per call instead of 36).
 # clear_cache(dev) hands the memory back.
@@ -562,8 +716,20 @@ def clear_cache(device=None) -> None:
     """Release the prepared passes and work arrays that repeated blurs keep on ``device``
     (default: the process-wide one)."""
     dev = validation.pick_device(device, [])
-    cache = dev.resource("blur/recipes", lambda: _RecipeCache(RECIPE_CACHE_BYTES))
-    cache.release()
+    _recipe_cache(dev).release()
+
+
+def recipe_cache_bytes(dev) -> int:
+    """The bound on the work arrays ``dev``'s recipe cache keeps: ``dev.recipe_cache_bytes``
+    where the device sets one, else :data:`RECIPE_CACHE_BYTES`."""
+    b = getattr(dev, "recipe_cache_bytes", RECIPE_CACHE_BYTES)
+    return RECIPE_CACHE_BYTES if b is None else int(b)
+
+
+def _recipe_cache(dev) -> "_RecipeCache":
+    """The device's recipe cache, created on first use within :func:`recipe_cache_bytes` (read
+    then: a bound set on the device later applies once ``dev.trim()`` has dropped the cache)."""
+    return dev.resource("blur/recipes", lambda: _RecipeCache(recipe_cache_bytes(dev)))
 
 
 def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
@@ -574,7 +740,7 @@ def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
     sigmas = (sy, sx) if method == "exact" else None
     key = (x.layout, tuple(x.shape), gray, sigmas, method, border,
            schedule if method == "recursive" else "", tiling)
-    cache = dev.resource("blur/recipes", lambda: _RecipeCache(RECIPE_CACHE_BYTES))
+    cache = _recipe_cache(dev)
     recipe = cache.get(key)
     if recipe is None:
         recipe = _Recipe.record(dev, x, (sy, sx), lambda r: _blur_passes(

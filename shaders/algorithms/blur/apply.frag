@@ -9,7 +9,8 @@
 // Every fragment runs the same BLK / NPL - 1 chunks in one loop (one recursion state, switched
 // from causal to anticausal at chunk h), so neighbouring fragments, which sit at different h,
 // follow one path through the loop. Texels past the line's end and padding lanes read as zero:
-// they come first on the backward path, where a zero state stays zero.
+// they come first on the backward path, where a zero state stays zero. The recursion runs on
+// x - c (c the line's offset, iir.glsl; padding stays zero) and c is added to the outputs.
 #include "iir.glsl"
 
 #if SEQ
@@ -28,6 +29,7 @@ void main() {
     int s1 = b1 * BLK;
     int h = (t0 - s1) / NPL;
     bvec4 last = src_live(l, NPOS - 1);
+    vec4 off = vec4(line_offset(l));  // the line's offset c
     CL w[2]; CL v[2];
     LOAD_W(I0_texel, I1_texel, I2_texel, I3_texel, l, b1, w)
     LOAD_W(I4_texel, I5_texel, I6_texel, I7_texel, l, b1, v)
@@ -42,7 +44,7 @@ void main() {
         int dir = back ? 1 : -1;
         for (int i = 0; i < NPL; ++i) {
             int t = base + dir * i;
-            vec4 tx = mix(vec4(0.0), src_texel(l, min(t, NPOS - 1)), live_of(t, last));
+            vec4 tx = mix(vec4(0.0), src_texel(l, min(t, NPOS - 1)) - off, live_of(t, last));
 #if SEQ
             if (!back) tx = tx.wzyx;  // backward through the texel's steps too
 #endif
@@ -72,7 +74,7 @@ void main() {
     vec4 y[NPL];
     for (int i = 0; i < NPL; ++i) {
         live[i] = live_of(t0 + i, last);
-        xs[i] = mix(vec4(0.0), src_texel(l, min(t0 + i, NPOS - 1)), live[i]);
+        xs[i] = mix(vec4(0.0), src_texel(l, min(t0 + i, NPOS - 1)) - off, live[i]);
     }
     for (int i = 0; i < NPL; ++i) {
         for (int q = 0; q < SPT; ++q) {
@@ -101,7 +103,7 @@ void main() {
 #endif
             }
         }
-        y[i] = mix(vec4(0.0), y[i], live[i]);
+        y[i] = mix(vec4(0.0), y[i] + off, live[i]);
     }
     OUT0 = y[0]; OUT1 = y[1]; OUT2 = y[2]; OUT3 = y[3];
 #if NPL == 8

@@ -4,7 +4,9 @@
 //            w(-1) = (Vt + p^N Ft) / (1 - p^2N),  v(N) = (Ft + p^N Vt) / (1 - p^2N)
 //   nearest: w(-1) = x(0) / (1 - p),               v(N) = x(N-1) / (1 - p)
 //   constant (zero): w(-1) = v(N) = 0
-// where Ft, Vt are the zero-start causal/anticausal states over the whole line.
+// where Ft, Vt are the zero-start causal/anticausal states over the whole line. The states are
+// those of x - c (c the line's offset, iir.glsl): the border values are taken less c, so the
+// constant border's zero becomes -c, as "nearest" with the value -c.
 #include "iir.glsl"
 
 // Step st of line l (the first or the last, for the border "nearest").
@@ -20,6 +22,7 @@ void main() {
     ivec2 g = FRAG_GRID();
     int l = line_of(g);
     int b = blk_of(g);
+    T off = line_offset(l);  // the line's offset c
     CL w[2]; CL v[2]; CL wpre[2]; CL vpost[2];
     for (int k = 0; k < 2; ++k) { w[k] = czero(); v[k] = czero(); wpre[k] = czero(); vpost[k] = czero(); }
     for (int c = 0; c < NB; ++c) {
@@ -47,11 +50,12 @@ void main() {
         CL vr = cmul(d, cadd(w[k], cmul(pn, v[k])));
 #elif BORDER == 1
         vec2 cn = k == 0 ? CNEAR.xy : CNEAR.zw;
-        CL wl = cscale(cn, step_value(l, 0));
-        CL vr = cscale(cn, step_value(l, NSTEPS - 1));
+        CL wl = cscale(cn, step_value(l, 0) - off);
+        CL vr = cscale(cn, step_value(l, NSTEPS - 1) - off);
 #else
-        CL wl = czero();
-        CL vr = czero();
+        vec2 cn = k == 0 ? CNEAR.xy : CNEAR.zw;
+        CL wl = cscale(cn, -off);
+        CL vr = wl;
 #endif
         win[k] = cadd(cmul(cpow(k, s), wl), wpre[k]);
         vin[k] = cadd(cmul(cpow(k, NSTEPS - e), vr), vpost[k]);

@@ -16,6 +16,7 @@
 //   planes, of an apply pass: texel t of a line goes to plane t mod NPL); PART (0: a summary
 //   set's eight arrays in one pass; 1 / 2: only its causal (NAME0..3) / anticausal (NAME4..7)
 //   half, for devices with four render targets).
+// The kernels that read the source (reduce, carry, apply) work on x - line_offset(l) (below).
 // Uniforms (declared by the kernels, see blur.py): POLE, LPOLE, ALPHA, H0, CNEAR, DREFL (the
 // filter), NSTEPS (steps per line), NPOS (texels per line), WP (plane width), C1 (level-1 block
 // size in texels, reduce and apply kernels).
@@ -90,6 +91,19 @@ vec4 src_texel(int l, int pos) {
 }
 #elif HAVE_SRC
 vec4 src_texel(int l, int pos) { return X_texel(LB(l, pos)); }
+#endif
+
+#if HAVE_SRC
+// The line's offset c: its first step (SEQ; each line a row of the packed grayscale image X)
+// or its first texel (each lane a line of its own). The kernels that read the source filter
+// x - c and add c back to the output (the filter's DC gain is 1, blur.py), so the rounding of the
+// recursion is relative to the line's range, not to its magnitude: 1000 + rand came out 2..8x
+// less accurate than rand, a constant line comes out exact.
+#if SEQ
+T line_offset(int l) { return X_at(l, 0); }
+#else
+T line_offset(int l) { return src_texel(l, 0); }
+#endif
 #endif
 
 #if HAVE_SRC && SEQ
