@@ -20,14 +20,53 @@ the result. A vector of ``n`` packed values (``ceil(n / 4)`` texels) takes
   uniforms. :data:`SUM`, :func:`dot` and :func:`norm` are instances of it, and
   :class:`SumReduction` (a prepared chain the algorithms reuse) runs :data:`SUM`'s kernels.
 * Arg-min / arg-max (:class:`ArgReduction`) use the same chain with value and index textures
-  (structure of arrays) and select-style code; ties go to the lower index, so the result equals
-  :func:`numpy.argmin` / :func:`numpy.argmax` exactly. Indices travel as float32, exact up to
+  (structure of arrays) and select-style code. Values are compared by their ordered bit
+  patterns, never by float comparisons (which flush subnormals to zero on GPUs and llvmpipe):
+  subnormals count, ``-0.0 == +0.0``, the first NaN wins, and ties go to the lower index, so
+  the result equals :func:`numpy.argmin` / :func:`numpy.argmax` exactly; the value returned
+  is the winner's stored bits. Indices travel as float32, exact up to
   2**24; longer inputs are refused. The first level may be a caller's kernel whose
   ``candidates()`` computes the values on the fly (SMO's working-set selection does this): build
   it with :func:`arg_kernels`.
 
-Numbers: the partial results are float32; sums are added in a tree of ``fanin``-long runs, so
-the rounding error grows like ``fanin * log_fanin(n) * eps`` rather than ``n * eps``.
+Numerical contract (``u = 2**-24``, float32's unit roundoff; ``gamma(K) = K u / (1 - K u)``;
+``F`` the fan-in; the bounds are against the exact sum of the float32 inputs):
+
+* **Sums** (:func:`total`, :func:`sum`, :data:`SUM`, :class:`SumReduction`, and every
+  ReductionKernel whose ``reduce_expr`` is ``a + b``). Each level adds, per lane, up to ``F``
+  partial results one after the other onto the identity (``0 + x`` is exact, ``F - 1``
+  roundings); the last whole-array level then folds the four lanes as ``(x + y) + (z + w)``
+  (2 roundings). So a term meets at most ``K = L (F - 1) + 2`` roundings, ``L`` the passes
+  (``len(level_sizes(T, F))`` over the ``T`` texels of the input's layout: ``ceil(n / 4)`` for
+  a packed vector, ``n`` unpacked), and ``|s - sum(x)| <= gamma(K) * sum(|x|) + ftz``. Along
+  an axis of length ``m`` (no lane fold): ``K = axis_passes(m, F) * (F - 1)``. Example:
+  ``n = 300,000`` packed, ``F = 16``: ``L = 5``, ``K = 77``, ``gamma(K) = 4.6e-6``.
+  :func:`rounding_depth` gives ``K``, :func:`error_bound` the bound.
+* **dot** (``x * y`` mapped, one more rounding): ``K = L (F - 1) + 3`` (also when the driver
+  fuses the multiply-add), bound ``gamma(K) * sum(|x y|) + ftz``.
+* **norm**: ``s = sum(x * x)`` as ``dot``, then ``sqrt`` (GLSL allows it a few ulp):
+  ``|r - ||x||| <= (gamma(K) / 2 + 10 u) ||x|| + sqrt(ftz)``.
+* **ftz**, subnormals: GPUs and llvmpipe flush subnormal operands and results of float
+  arithmetic to zero (sign kept or not). Each subnormal input read as 0 and each subnormal
+  partial sum flushed loses less than ``2**-126``, so ``ftz = (1 + gamma(K)) * 2n * 2**-126``
+  for a sum of ``n`` terms (for ``dot`` add ``2**-126 * sum(|x| + |y|)``: a subnormal factor
+  loses its whole product). Example: the sum of ``[1e-45, 1e-40]`` is ``0.0`` (numpy:
+  ``1.0e-40``); elements under ``2**-63 ~ 1.1e-19`` in magnitude have subnormal squares, which
+  ``norm`` drops. Seen on llvmpipe and on an H100 (NVIDIA driver); on hardware that keeps
+  subnormals the term is not needed, but it is the documented limit.
+* **Overflow**: a partial sum beyond float32's range becomes ``+-inf`` and stays non-finite
+  (``inf + -inf`` is NaN), so a finite result always satisfies the bound and an all-positive
+  (all-negative) input whose sum exceeds ``3.4e38`` gives ``+inf`` (``-inf``), as numpy's
+  float32 sum does. Where huge terms of both signs cancel, the device's tree and numpy's
+  pairwise order may overflow at different points: NaN here where numpy gives inf, say.
+  ``norm`` overflows to inf once ``sum(x * x)`` exceeds ``3.4e38`` (``||x|| > 1.8e19``; no
+  rescaling), as numpy's float32 ``norm`` does. inf and NaN inputs propagate (IEEE).
+* **Other ReductionKernels**: the expressions run in GLSL float32 arithmetic; ``min`` / ``max``
+  select exactly among normal numbers but flush subnormals and are undefined for NaN in GLSL:
+  use :func:`argmin` / :func:`argmax` (below) for an exact selection.
+* **argmin / argmax**: exact, no bound (values ranked by their ordered bits; see
+  :func:`argmin`).
+
 Inputs: float64 arrays are converted to float32 (the device computes in float32); integer and
 boolean arrays are accepted when every value is exactly representable (``|v| <= 2**24``);
 complex, object and string arrays are refused.
@@ -56,14 +95,19 @@ from ..engine.plans import PassPlan, register_plan
 
 #: Indices are exact in float32 up to here (exclusive); longer arg-reductions are refused.
 MAX_INDEX = 2 ** 24
-#: First levels over row-order sources compare values only (each lane meets its candidates in
-#: increasing index order); False forces the full (value, index) comparison everywhere.
+#: First levels over row-order sources compare keys only (each lane meets its candidates in
+#: increasing index order); False forces the full (key, index) comparison everywhere.
 SCAN_STRICT = True
 #: Texels gathered per fragment and pass. Chosen by measurement (benchmarks/svm.py, fan-in
 #: sweep): on the H200 and on llvmpipe 16..32 are within a few percent of the best, and 16 keeps
 #: the pass count low for the vector lengths the trainers use.
 DEFAULT_FANIN = 16
 MAX_FANIN = 4096
+#: float32's unit roundoff (round to nearest): ``fl(a + b) = (a + b)(1 + d)``, ``|d| <= U``
+U = 2.0 ** -24
+#: the smallest normal float32; smaller (subnormal) operands and results of float arithmetic
+#: are flushed to zero on GPUs and llvmpipe
+TINY = 2.0 ** -126
 
 
 def level_sizes(n_texels: int, fanin: int = DEFAULT_FANIN) -> list[tuple[int, int]]:
@@ -89,6 +133,40 @@ def passes(n: int, fanin: int = DEFAULT_FANIN, packed: bool = True) -> int:
 def axis_passes(length: int, fanin: int = DEFAULT_FANIN) -> int:
     """Passes of a reduction along an axis of ``length`` elements (``axis=0`` or ``1``)."""
     return len(level_sizes(int(length), fanin))
+
+
+def rounding_depth(texels: int | None = None, fanin: int = DEFAULT_FANIN,
+                   length: int | None = None, mapped: bool = False) -> int:
+    """``K``: the most float32 roundings one term of an ``a + b`` reduction goes through.
+
+    Whole array over ``texels`` texels of the input's layout: ``L (F - 1) + 2`` with
+    ``L = len(level_sizes(texels, F))`` (each level adds up to ``F`` values per lane one after
+    the other onto the identity, the last level folds the four lanes in two steps). Along an
+    axis of ``length`` elements: ``axis_passes(length, F) * (F - 1)``. ``mapped``: the map
+    rounds once more (``x * y`` of :data:`DOT` and :data:`NORM`): ``+ 1``.
+    """
+    fanin = _check_fanin(fanin)
+    if (texels is None) == (length is None):
+        raise ValueError("give texels (a whole-array reduction) or length (along an axis)")
+    if length is not None:
+        k = axis_passes(length, fanin) * (fanin - 1)
+    else:
+        k = len(level_sizes(int(texels), fanin)) * (fanin - 1) + 2
+    return k + int(bool(mapped))
+
+
+def gamma(k: int) -> float:
+    """``k u / (1 - k u)``, ``u = 2**-24``: the relative error bound of ``k`` roundings."""
+    return k * U / (1.0 - k * U)
+
+
+def error_bound(abs_sum: float, n: int, k: int) -> float:
+    """The bound ``gamma(k) * abs_sum + (1 + gamma(k)) * 2 n * 2**-126`` on ``|s - exact|`` for
+    a float32 ``a + b`` reduction of ``n`` terms whose magnitudes add to ``abs_sum``, each
+    through at most ``k`` roundings (:func:`rounding_depth`); the second term allows for
+    subnormal inputs and partial sums flushed to zero."""
+    g = gamma(k)
+    return g * float(abs_sum) + (1.0 + g) * 2.0 * int(n) * TINY
 
 
 def default_fanin(loop_cap: int | None = None) -> int:
@@ -173,8 +251,9 @@ def fanin_for(dev, fanin=None) -> int:
 
 def _dummy(dev) -> DeviceArray:
     """A 1-texel array bound where a kernel declares an input that this call does not read."""
-    return dev.resource(("sg.reduce", "dummy"),
-                        lambda: dev.alloc(_vector_layout(dev, 1), (4,)))
+    # kept by the device itself: a cached chain bound to an evictable resource would be left
+    # pointing at a released array when the resource cache drops it
+    return dev.placeholder()
 
 
 class Placeholder:
@@ -382,6 +461,18 @@ class ReductionKernel:
     array to one value; ``axis=0`` / ``axis=1`` reduce the columns / the rows of a matrix.
     numpy inputs give numpy results (a float32 scalar, or a 1-D array); any DeviceArray input
     gives a DeviceArray (shape ``(1,)`` or ``(n,)``).
+
+    Numbers: everything is GLSL float32 arithmetic (subnormal operands and results flushed to
+    zero on GPUs and llvmpipe). The reduction order: per lane, each level combines up to
+    ``fanin`` partial results one after the other onto the identity; a whole-array reduction's
+    last level combines the four lanes as ``(x . y) . (z . w)``. For ``reduce_expr = "a + b"``
+    each mapped term meets at most ``K = L (F - 1) + 2`` roundings (``L`` passes; along an axis
+    ``axis_passes(m, F) (F - 1)``), so ``|s - sum(m)| <= gamma(K) * sum(|m|) +
+    (1 + gamma(K)) * 2n * 2**-126`` over the mapped values ``m`` as computed (a map that rounds,
+    like ``x * y``, adds one to ``K`` relative to the exact map); see :func:`rounding_depth`,
+    :func:`error_bound` and the module's numerical contract. ``min`` / ``max`` reductions
+    select exactly among normal numbers, but flush subnormals and are undefined for NaN in
+    GLSL; :func:`argmin` / :func:`argmax` select exactly.
     """
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
@@ -828,7 +919,7 @@ class SumReduction(FlatChain):
 
     ``run()`` issues the passes; ``bind(arr)`` points the chain at another array of the same
     layout. The sum is in ``result``'s texel ``slot``, component x. The passes are
-    :data:`SUM`'s kernels (the ReductionKernel engine).
+    :data:`SUM`'s kernels (the ReductionKernel engine), with :func:`total_device`'s error bound.
     """
 
     def __init__(self, dev, layout: Layout, result: DeviceArray | None = None, slot: int = 0,
@@ -872,6 +963,13 @@ def total_device(dev, arr, fanin: int | None = None) -> DeviceArray:
 
     ``arr`` is a DeviceArray of any layout (packed or not, row or column order, wrapped) or a
     1-D / 2-D numpy array (uploaded packed). The caller owns (and may release) the result.
+
+    Error: ``|s - sum(x)| <= gamma(K) * sum(|x|) + (1 + gamma(K)) * 2n * 2**-126`` with
+    ``K = L (F - 1) + 2``, ``L`` the passes over the layout's texels (:func:`rounding_depth`,
+    :func:`error_bound`; ``n = 300,000`` packed at ``F = 16``: ``K = 77``); the second term is
+    subnormals flushed to zero. A partial sum beyond float32's range makes the result +-inf
+    (NaN where infinities of both signs meet); a finite result always meets the bound. See the
+    module's numerical contract.
     """
     if not isinstance(arr, DeviceArray):
         arr = host_operand(arr, "arr")
@@ -879,7 +977,8 @@ def total_device(dev, arr, fanin: int | None = None) -> DeviceArray:
 
 
 def total(dev, arr, fanin: int | None = None) -> float:
-    """Sum of all logical elements of ``arr`` as a Python float (one 1-texel readback)."""
+    """Sum of all logical elements of ``arr`` as a Python float (one 1-texel readback); error
+    bound and overflow: :func:`total_device`."""
     out = total_device(dev, arr, fanin)
     try:
         return float(out.get()[0])
@@ -888,17 +987,37 @@ def total(dev, arr, fanin: int | None = None) -> float:
 
 
 def sum(x, axis=None, device=None, fanin=None):  # noqa: A001 (numpy's name)
-    """``x.sum(axis)`` on the device (numpy in -> numpy out, device in -> device out)."""
+    """``x.sum(axis)`` on the device (numpy in -> numpy out, device in -> device out).
+
+    Error: ``gamma(K) * sum(|x|) + (1 + gamma(K)) * 2n * 2**-126`` per result (``n`` its terms),
+    ``K = L (F - 1) + 2`` for ``axis=None`` (``L`` passes over the texels) and
+    ``K = axis_passes(m, F) * (F - 1)`` along an axis of length ``m``; overflow gives +-inf (or
+    NaN), never a finite result outside the bound. See the module's numerical contract.
+    """
     return SUM(x, axis=axis, device=device, fanin=fanin)
 
 
 def dot(x, y, device=None, fanin=None):
-    """Dot product of two arrays of one shape (flattened), float32 on the device."""
+    """Dot product of two arrays of one shape (flattened), float32 on the device.
+
+    Error: ``|d - sum(x y)| <= gamma(K) * sum(|x y|) + (1 + gamma(K)) * 2n * 2**-126
+    + 2**-126 * sum(|x| + |y|)`` with ``K = L (F - 1) + 3`` (one rounding more than a sum, for
+    the product; a fused multiply-add only removes roundings); the last two terms are
+    subnormal products and factors flushed to zero. Overflowing products or partial sums give
+    +-inf (or NaN). See the module's numerical contract.
+    """
     return DOT(x, y, device=device, fanin=fanin)
 
 
 def norm(x, axis=None, device=None, fanin=None):
-    """Euclidean (Frobenius) norm of ``x`` (or of its columns / rows with ``axis=0 / 1``)."""
+    """Euclidean (Frobenius) norm of ``x`` (or of its columns / rows with ``axis=0 / 1``).
+
+    Error: ``|r - ||x||| <= (gamma(K) / 2 + 10 u) ||x|| + sqrt((1 + gamma(K)) * 2n) * 2**-63``,
+    ``K`` as for :func:`dot` (``L (F - 1) + 3``; along an axis ``axis_passes(m, F) (F - 1) + 1``),
+    ``10 u`` for GLSL's ``sqrt``. Not rescaled: squares below ``2**-126`` are flushed (elements
+    under ``1.1e-19`` count as 0) and ``sum(x * x)`` beyond ``3.4e38`` (``||x|| > 1.8e19``)
+    gives inf, as numpy's float32 ``norm`` overflows too.
+    """
     return NORM(x, axis=axis, device=device, fanin=fanin)
 
 
@@ -921,7 +1040,8 @@ def arg_kernels(file: str, inputs: dict, uniforms: dict | None = None, name: str
     texel numbers turned into flat indices once per output texel). Every one also takes the
     payload input ``P0`` (read by element; bound to a dummy array without a payload).
     ``loop``: the loop iterations of one fragment (default ``FANIN``), for a ``candidates()``
-    that loops itself."""
+    that loops itself. Candidates are ranked by ``arg_keys()`` (ordered bits), see
+    :class:`ArgReduction`."""
     ins = dict(inputs)
     ins["P0"] = In()
     uni = dict(_ARG_UNIFORMS, **(uniforms or {}))
@@ -963,6 +1083,12 @@ def _all_live(layout) -> bool:
 
 class ArgReduction(Chain):
     """Arg-min or arg-max as a chain of prepared passes.
+
+    Exact: the candidate values ``candidates()`` produces are ranked by their ordered bits
+    (``arg_keys`` in ``argbest_defs.glsl``: subnormals unflushed, ``-0.0 == +0.0``, the first
+    NaN beats everything), ties by index, and the winner's value is carried as its bits, so
+    the result is numpy's argmin / argmax of those candidate values (values a caller's
+    ``candidates()`` computes are rounded, and flushed, by its own arithmetic).
 
     Parameters
     ----------
@@ -1105,25 +1231,25 @@ def argmin_device(dev, arr, mask=None, fanin: int | None = None) -> DeviceArray:
     """Arg-min on the device: a (2,) DeviceArray holding (value, index as float).
 
     ``mask`` (same shape, nonzero = eligible) restricts the candidates. When nothing is
-    eligible the value is +inf and the index ``MAX_INDEX``. A NaN among the eligible values
-    wins, so the value read back is NaN.
+    eligible the value is +inf and the index ``MAX_INDEX``. The first NaN among the eligible
+    values wins (numpy's rule), so the value read back is NaN. The value is the winning
+    element's exact bits (see :func:`argmin`).
     """
-    return _arg_device(dev, arr, mask, "min", fanin, check_nan=True)
+    return _arg_device(dev, arr, mask, "min", fanin, check_nan=False)
 
 
 def argmax_device(dev, arr, mask=None, fanin: int | None = None) -> DeviceArray:
-    """Arg-max on the device: a (2,) DeviceArray (value, index); see :func:`argmin_device`."""
-    return _arg_device(dev, arr, mask, "max", fanin, check_nan=True)
+    """Arg-max on the device: a (2,) DeviceArray (value, index); see :func:`argmin_device`
+    (nothing eligible: value -inf, index ``MAX_INDEX``)."""
+    return _arg_device(dev, arr, mask, "max", fanin, check_nan=False)
 
 
 def _arg_host(dev, arr, mask, mode, fanin):
-    out = _arg_device(dev, arr, mask, mode, fanin, check_nan=True)
+    out = _arg_device(dev, arr, mask, mode, fanin, check_nan=False)
     try:
         v, i = (float(x) for x in out.get())
     finally:
         out.release()
-    if np.isnan(v):
-        raise ValueError("arr contains NaN")
     if i >= MAX_INDEX:
         raise ValueError("mask selects no element")
     return v, int(i)
@@ -1132,13 +1258,20 @@ def _arg_host(dev, arr, mask, mode, fanin):
 def argmin(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
     """(min value, flat index of its first occurrence) over the eligible elements of ``arr``.
 
-    Equals ``(arr.flat[k], k)`` with ``k = numpy.argmin(arr)`` (row-major flat index, ties to
-    the lowest index). ``mask``: same shape, nonzero = eligible. NaN in the eligible values
-    and an all-zero mask raise ValueError.
+    Equals ``(float(arr.flat[k]), k)`` with ``k = numpy.argmin(arr)`` (row-major flat index,
+    ties to the lowest index) exactly, for every float32 input: values are ranked by their
+    ordered bits, not by float comparisons (which flush subnormals on GPUs), so subnormals
+    count, ``-0.0 == +0.0`` (the first of them wins), ``-inf`` / ``+inf`` are ordinary values,
+    and a NaN beats everything: the first NaN's index is returned, with value NaN. The value is
+    the selected element's stored bits (a subnormal or ``-0.0`` comes back as it is; no
+    arithmetic touches it). Error bound: none, the result is exact (float64 inputs are first
+    rounded to float32). ``mask``: same shape, nonzero = eligible; an all-zero mask raises
+    ValueError.
     """
     return _arg_host(dev, arr, mask, "min", fanin)
 
 
 def argmax(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
-    """(max value, flat index of its first occurrence); see :func:`argmin`."""
+    """(max value, flat index of its first occurrence): ``k = numpy.argmax(arr)`` exactly,
+    the first NaN included; see :func:`argmin`."""
     return _arg_host(dev, arr, mask, "max", fanin)

@@ -10,7 +10,8 @@
 Pass ``k`` (offset ``d = 2**k``) writes ``y[j] = x[j] + x[j - d]`` along the scanned axis, so a
 scan of length ``L`` takes ``max(1, ceil(log2 L))`` passes between two ping-pong arrays, with no
 loop in the shader (no loop budget concern). An exclusive scan reads the input shifted by one in
-its first pass (no extra pass).
+its first pass (no extra pass). Error bound (rounding, subnormals flushed to zero, overflow):
+:func:`cumsum`.
 """
 from __future__ import annotations
 
@@ -63,11 +64,26 @@ def cumsum(x, axis=None, exclusive: bool = False, device=None):
 
     Accuracy
     --------
-    Each output is a sum of float32 terms added along a binary tree of depth
-    ``P = ceil(log2 L)``, so (to first order, ``u = 2**-24``)
-    ``|y[j] - sum_{k<=j} x[k]| <= P * u * sum_{k<=j} |x[k]|`` with the sum taken exactly over
-    the float32 input; numpy's sequential float32 ``cumsum`` has the bound ``j * u * sum|x|``.
-    Integer-valued inputs whose partial sums stay below 2**24 are summed exactly.
+    Pass ``k`` adds two partial sums of disjoint runs, so each output is a sum of float32
+    terms along a binary tree of depth ``P = scan_passes(L) = max(1, ceil(log2 L))`` (``L`` the
+    scanned length), and with
+    ``u = 2**-24``, ``gamma(P) = P u / (1 - P u)``, ``S_j`` the exact sum of the float32 terms
+    of ``y[j]`` (``x[0..j]``; exclusive: ``x[0..j-1]``) and ``A_j`` the sum of their magnitudes:
+
+        ``|y[j] - S_j| <= gamma(P) * A_j + (1 + gamma(P)) * (2j + 1) * 2**-126``
+
+    The second term is subnormals: GPUs and llvmpipe flush subnormal operands and results of
+    float additions to zero, so a subnormal input counts as 0 (the texel-by-texel passes add
+    ``+ 0`` where the offset reaches before the start, so even ``cumsum([1e-45])`` is
+    ``[0.0]``) and a subnormal partial sum is flushed; each loses less than ``2**-126``.
+    numpy's sequential float32 ``cumsum`` has the bound ``gamma(j) * A_j``. Integer-valued
+    inputs whose partial sums stay below 2**24 are summed exactly. Overflow: a partial sum
+    beyond float32's range becomes +-inf and stays
+    non-finite (NaN where infinities of both signs meet), so a finite output always meets the
+    bound. For an all-positive input, with ``T = 2**128 (1 - 2**-25)`` (float32's overflow
+    threshold), ``y[j]`` is +inf wherever ``S_j (1 - gamma(P)) >= T`` and finite wherever
+    ``S_j (1 + gamma(P)) < T``; numpy overflows at the same place up to its own rounding. inf
+    and NaN inputs propagate as in numpy.
     """
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool, got {exclusive!r}")

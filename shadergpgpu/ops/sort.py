@@ -11,7 +11,13 @@ Each sequence (a row, or the flattened array) is padded to ``n = 2**m`` columns 
 (value, index) pairs: values compare by their sortable bit pattern (``-0.0 == +0.0``, every NaN
 after ``+inf``), equal values by index. So ``sort`` equals ``numpy.sort`` and ``argsort`` equals
 ``numpy.argsort(kind="stable")`` exactly, NaNs last. Padding columns compare larger than every
-element (NaNs included) and are never written to the result. A sort takes
+element (NaNs included) and are never written to the result. No float comparison or
+arithmetic touches a value (GPUs and llvmpipe flush subnormals to zero in those): the keys are
+integers made from the bits, and the values written are the input elements' stored bits, so
+subnormals are ordered and kept exactly, ``-0.0`` stays ``-0.0`` (equal to ``+0.0``: the two
+keep their input order) and ``sort(x)`` is bit for bit ``x[argsort(x)]``. There is no
+rounding, hence no error bound: the results are exact (float64 inputs are first rounded to
+float32). A sort takes
 ``max(1, m (m + 1) / 2)`` passes, each writing the values and the indices (two render targets)
 between ping-pong arrays; the shader has no loop (no loop budget concern).
 """

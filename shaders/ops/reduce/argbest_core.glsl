@@ -1,7 +1,9 @@
 // Arg-min / arg-max reduction level, structure of arrays: values and indices are separate
 // outputs (VAL, IDX), each lane of a texel an independent candidate; select-style updates
-// (mix with a bvec) instead of branches. Ties go to the lower index, so the result equals
-// numpy's argmin/argmax. A NaN candidate always wins (the host reports it as an error).
+// instead of branches. Values are ranked by their ordered bits (arg_keys in argbest_defs.glsl:
+// subnormals, +-0, +-inf and NaN as numpy orders them, never flushed) and ties go to the lower
+// index, so the result equals numpy's argmin/argmax; the first NaN wins. The winner's value
+// travels as its bits (integer blends), so the value written is the element's exact bits.
 //
 // The including shader defines, before including this file,
 //   #define SRC_TEX_W  the texture width of the source arrays the level walks (one layout)
@@ -34,25 +36,15 @@
 #endif
 
 // SCAN_STRICT (first level over a row-order source): each lane meets its candidates in
-// increasing index order, so a strict comparison keeps the first of equal values; the index
+// increasing index order, so a strict comparison keeps the first of equal keys; the index
 // comparison is only needed while the lane still holds no candidate.
-bvec4 better_in_scan(vec4 v, vec4 bv, vec4 bi) {
-#if MODE_MAX
-    vec4 strict = vec4(greaterThan(v, bv));
-#else
-    vec4 strict = vec4(lessThan(v, bv));
-#endif
-    return bvec4(strict + vec4(equal(bi, vec4(NO_INDEX))) + vec4(isnan(v)));
+// Keys: larger is better (arg_keys); bk, bi: the key and index held.
+bvec4 better_in_scan(ivec4 k, ivec4 bk, vec4 bi) {
+    return bvec4(uvec4(greaterThan(k, bk)) | uvec4(equal(bi, vec4(NO_INDEX))));
 }
 
-bvec4 better(vec4 v, vec4 i, vec4 bv, vec4 bi) {
-#if MODE_MAX
-    vec4 strict = vec4(greaterThan(v, bv));
-#else
-    vec4 strict = vec4(lessThan(v, bv));
-#endif
-    vec4 tie = vec4(equal(v, bv)) * vec4(lessThan(i, bi));
-    return bvec4(strict + tie + vec4(isnan(v)));
+bvec4 better(ivec4 k, vec4 i, ivec4 bk, vec4 bi) {
+    return bvec4(uvec4(greaterThan(k, bk)) | (uvec4(equal(k, bk)) & uvec4(lessThan(i, bi))));
 }
 
 #if TEXEL_INDEX
@@ -76,10 +68,13 @@ void main() {
     int which = f;  // the two result texels: 0 = first reduction, 1 = second
     f = 0;
 #endif
-    vec4 bv = vec4(worst_value());
+    // held per lane: the value's bits (bb), its key (bk), its index (bi)
+    uvec4 bb = uvec4(WORST_BITS);
+    ivec4 bk = arg_keys(vec4(worst_value()));
     vec4 bi = vec4(NO_INDEX);
 #if DUAL
-    vec4 bv2 = vec4(worst_value());
+    uvec4 bb2 = bb;
+    ivec4 bk2 = bk;
     vec4 bi2 = vec4(NO_INDEX);
 #endif
     int W = SRC_TEX_W;
@@ -115,23 +110,27 @@ void main() {
             p += ivec2(-W * carry, carry);
         }
         for (int b = 0; b < FETCH_BATCH; ++b) {
-            float on = float(live[b]);
+            uvec4 on = uvec4(live[b]);
+            uvec4 cb = floatBitsToUint(cv[b]);
+            ivec4 ck = arg_keys(cv[b]);
 #if SCAN_STRICT
-            bvec4 take = better_in_scan(cv[b], bv, bi);
+            bvec4 take = bvec4(uvec4(better_in_scan(ck, bk, bi)) & on);
 #else
-            bvec4 take = better(cv[b], ci[b], bv, bi);
+            bvec4 take = bvec4(uvec4(better(ck, ci[b], bk, bi)) & on);
 #endif
-            take = bvec4(vec4(take) * on);
-            bv = mix(bv, cv[b], take);
+            bb = sel_bits(bb, cb, take);
+            bk = sel_bits(bk, ck, take);
             bi = mix(bi, ci[b], take);
 #if DUAL
+            cb = floatBitsToUint(cv2[b]);
+            ck = arg_keys(cv2[b]);
 #if SCAN_STRICT
-            take = better_in_scan(cv2[b], bv2, bi2);
+            take = bvec4(uvec4(better_in_scan(ck, bk2, bi2)) & on);
 #else
-            take = better(cv2[b], ci2[b], bv2, bi2);
+            take = bvec4(uvec4(better(ck, ci2[b], bk2, bi2)) & on);
 #endif
-            take = bvec4(vec4(take) * on);
-            bv2 = mix(bv2, cv2[b], take);
+            bb2 = sel_bits(bb2, cb, take);
+            bk2 = sel_bits(bk2, ck, take);
             bi2 = mix(bi2, ci2[b], take);
 #endif
         }
@@ -145,27 +144,29 @@ void main() {
 #if FINAL
 #if DUAL
     if (which == 1) {
-        bv = bv2;
+        bb = bb2;
+        bk = bk2;
         bi = bi2;
     }
 #endif
     // fold the four lanes: (x, y) and (z, w), then the two winners
-    bvec4 t1 = better(bv.yyww, bi.yyww, bv.xxzz, bi.xxzz);
-    vec2 v2 = mix(bv.xz, bv.yw, t1.xz);
-    vec2 i2 = mix(bi.xz, bi.yw, t1.xz);
-    bool t2 = better(vec4(v2.y), vec4(i2.y), vec4(v2.x), vec4(i2.x)).x;
-    float v = t2 ? v2.y : v2.x;
-    float i = t2 ? i2.y : i2.x;
+    bvec4 t1 = better(bk.yyww, bi.yyww, bk.xxzz, bi.xxzz);
+    uvec4 bb1 = sel_bits(bb.xxzz, bb.yyww, t1);
+    ivec4 bk1 = sel_bits(bk.xxzz, bk.yyww, t1);
+    vec4 bi1 = mix(bi.xxzz, bi.yyww, t1);
+    bool t2 = better(bk1.zzzz, bi1.zzzz, bk1.xxxx, bi1.xxxx).x;
+    uint v = t2 ? bb1.z : bb1.x;
+    float i = t2 ? bi1.z : bi1.x;
     float extra = 0.0;
 #if PAYLOAD
     extra = P0_get(int(min(i, float(P0_ROWS * P0_COLS - 1))));
 #endif
-    RES = vec4(v, i, extra, 0.0);
+    RES = vec4(uintBitsToFloat(v), i, extra, 0.0);
 #else
-    VAL = bv;
+    VAL = uintBitsToFloat(bb);
     IDX = bi;
 #if DUAL
-    VAL2 = bv2;
+    VAL2 = uintBitsToFloat(bb2);
     IDX2 = bi2;
 #endif
 #endif

@@ -1,7 +1,8 @@
 // First arg-min / arg-max level over the logical elements of V (any order, wrapped or not; the
 // kernel is declared once per packing): the candidates of source texel t are its lanes, with
 // their row-major flat indices; padding lanes never win. MASKED: only elements where the mask
-// M (same shape, read by element) is nonzero are eligible.
+// M (same shape, read by element) is nonzero are eligible. Values pass as their bits (integer
+// blends): a subnormal reaches the comparison (arg_keys) unflushed.
 // FAST (packed, row order, no padding lanes before the last texel, no mask; set by the host):
 // the lanes carry texel numbers, turned into flat indices once at the end, and only the last
 // texel is checked for padding lanes.
@@ -20,7 +21,7 @@ void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
     idx = vec4(float(t));
     if (t == n_src - 1) {
         bvec4 ok = greaterThanEqual(flat_of_texel(t), ivec4(0));
-        v = mix(vec4(worst_value()), v, ok);
+        v = uintBitsToFloat(sel_bits(uvec4(WORST_BITS), floatBitsToUint(v), ok));
         idx = mix(vec4(NO_INDEX), idx, ok);
     }
 }
@@ -34,7 +35,7 @@ void candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
     vec4 m = vec4(M_get(g.x), M_get(g.y), M_get(g.z), M_get(g.w));
     ok = bvec4(vec4(ok) * vec4(notEqual(m, vec4(0.0))));
 #endif
-    v = mix(vec4(worst_value()), texelFetch(sg_V, p, 0), ok);
+    v = uintBitsToFloat(sel_bits(uvec4(WORST_BITS), floatBitsToUint(texelFetch(sg_V, p, 0)), ok));
     idx = mix(vec4(NO_INDEX), vec4(fl), ok);
 }
 #endif
