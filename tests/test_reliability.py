@@ -1,0 +1,307 @@
+"""The audit of 2026-11-25, case by case: each silent wrong result and each unacceptable failure
+it found, as a regression test (docs/reliability.md lists them with their status)."""
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+import pytest
+
+import shadergpgpu as sg
+from shadergpgpu.ops import reduce as R
+from shadergpgpu.ops.elementwise import ElementwiseKernel
+
+CONST = "void main() { OUT = vec4(a); }"
+ROWSUM = sg.Kernel(source="""
+void main() {
+    vec4 s = vec4(0.0);
+    for (int l = 0; l < 4; ++l) {
+        if (!OUT_live(l)) continue;
+        int r = OUT_pos(l).y;
+        for (int c = cols_begin; c < cols_end; ++c) s[l] += X_at(r, c);
+    }
+    OUT = s;
+}""", inputs=("X",), split=sg.Split("cols", length=lambda a: a.X.cols, cost=4, extra=4),
+    name="rowsum")
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096 / 2**20
+
+
+# ---- 1. kernels with the same source share a program, and its uniform state -----------------
+def test_equal_source_elementwise_kernels_keep_their_own_uniforms():
+    k1 = ElementwiseKernel("float32 x, float32 a", "float32 y", "y = a * x")
+    k2 = ElementwiseKernel("float32 x, float32 a", "float32 y", "y = a * x")
+    x = np.ones(4)
+    np.testing.assert_array_equal(k1(x, 2.0), 2.0 * x)
+    np.testing.assert_array_equal(k2(x, 3.0), 3.0 * x)
+    np.testing.assert_array_equal(k1(x, 2.0), 2.0 * x)
+
+
+def test_total_alternating_layouts(dev):
+    a = dev.array(np.ones(400))
+    u = dev.array(np.ones(25), packed=False)
+    assert [R.total(dev, a), R.total(dev, u), R.total(dev, a)] == [400.0, 25.0, 400.0]
+    a.release()
+    u.release()
+
+
+def test_equal_source_declared_kernels_and_prepared_passes(dev):
+    k1 = sg.Kernel(source=CONST, uniforms={"a": "float"})
+    k2 = sg.Kernel(source=CONST, uniforms={"a": "float"})
+    o1, o2 = dev.empty((2, 4)), dev.empty((2, 4))
+    p1 = dev.prepare(k1, o1, uniforms={"a": 1.0})
+    p2 = dev.prepare(k2, o2, uniforms={"a": 2.0})
+    for _ in range(2):
+        p1.run()
+        k2(o2, a=5.0)
+        p2.run()
+        p1.run()
+        assert (o1.get() == 1.0).all() and (o2.get() == 2.0).all()
+    o1.release()
+    o2.release()
+
+
+def test_negative_zero_uniform_is_written(dev):
+    k = sg.Kernel(source="void main() { OUT = vec4(1.0 / a); }", uniforms={"a": "float"})
+    with dev.empty((1, 4)) as o:
+        k(o, a=0.0)
+        assert np.isposinf(o.get()).all()
+        k(o, a=-0.0)
+        assert np.isneginf(o.get()).all()
+
+
+# ---- 4. prepared passes never draw with what is gone -----------------------------------------
+def test_prepared_pass_refuses_released_output_and_spares_new_arrays(dev):
+    K = sg.Kernel(source=CONST, uniforms={"a": "float"})
+    out = dev.zeros((4, 4))
+    p = dev.prepare(K, out, uniforms={"a": 2.0})
+    out.release()
+    z = dev.array(np.full((4, 4), 5.0))     # may take the released texture from the pool
+    with pytest.raises(ValueError, match="output 'OUT'.*released"):
+        p.run()
+    np.testing.assert_array_equal(z.get(), 5.0)
+    new = dev.empty((4, 4))
+    p.bind(OUT=new).run()                    # a live output makes it work again
+    np.testing.assert_array_equal(new.get(), 2.0)
+    np.testing.assert_array_equal(z.get(), 5.0)
+    z.release()
+    new.release()
+
+
+def test_prepared_pass_refuses_released_input(dev):
+    K = sg.Kernel(source="void main() { ivec2 g = OUT_grid(); OUT = X_texel(g.x, g.y); }",
+                  inputs={"X": sg.In(like="OUT")})
+    x = dev.array(np.arange(8.0))
+    out = dev.empty_like(x)
+    p = dev.prepare(K, out, inputs={"X": x})
+    x.release()
+    other = dev.array(np.full(8, 7.0))
+    with pytest.raises(ValueError, match="input 'X'.*released"):
+        p.run()
+    out.release()
+    other.release()
+
+
+def test_prepared_pass_survives_framebuffer_eviction():
+    d = sg.Device(fbo_cache_size=4)
+    try:
+        K = sg.Kernel(source=CONST, uniforms={"a": "float"})
+        out = d.zeros((4, 4))
+        p = d.prepare(K, out, uniforms={"a": 2.0})
+        others = [d.zeros((i + 1, 3)) for i in range(70)]   # 70 other framebuffers
+        p.run()
+        np.testing.assert_array_equal(out.get(), 2.0)
+        for o in others:
+            np.testing.assert_array_equal(o.get(), 0.0)
+    finally:
+        d.release()
+
+
+def test_prepared_pass_and_reduction_survive_program_eviction():
+    d = sg.Device(cache_size=2)
+    try:
+        K = sg.Kernel(source=CONST, uniforms={"a": "float"})
+        out = d.zeros((4, 4))
+        p = d.prepare(K, out, uniforms={"a": 2.0})
+        rk = sg_reduction()
+        x = d.array(np.arange(12.0).reshape(3, 4))
+        assert float(rk(x, 2.0).get()[0]) == pytest.approx(132.0)
+        for i in range(6):
+            Ki = sg.Kernel(source=f"void main() {{ OUT = vec4({i}.0); }}")
+            with d.empty((2, 2)) as o:
+                Ki(o)
+                np.testing.assert_array_equal(o.get(), float(i))
+        p.run(a=3.0)
+        np.testing.assert_array_equal(out.get(), 3.0)
+        assert float(rk(x, 3.0).get()[0]) == pytest.approx(198.0)
+    finally:
+        d.release()
+
+
+def sg_reduction():
+    from shadergpgpu.ops.reduce import ReductionKernel
+    return ReductionKernel("float32 x, float32 s", "float32 y", "x * s", "a + b", "y = a",
+                           identity=0)
+
+
+def test_trim_keeps_prepared_passes_working(dev):
+    K = sg.Kernel(source=CONST, uniforms={"a": "float"})
+    with dev.empty((3, 3)) as out:
+        p = dev.prepare(K, out, uniforms={"a": 4.0})
+        dev.trim()
+        p.run()
+        np.testing.assert_array_equal(out.get(), 4.0)
+
+
+# ---- 5. two devices in one process -------------------------------------------------------------
+def test_two_devices_bind_and_run_in_their_own_context():
+    d1, d2 = sg.Device(), sg.Device()
+    try:
+        K = sg.Kernel(source=CONST, uniforms={"a": "float"})
+        out1, out2 = d1.zeros((4, 4)), d1.zeros((4, 4))
+        p = d1.prepare(K, out1, uniforms={"a": 2.0})
+        p.run()
+        x = d2.zeros((5, 5))
+        d2.fill(x, 7.0)
+        y = d2.empty((6, 2))                  # a framebuffer made in d2's context
+        d2.fill(y, 1.0)
+        p.bind(OUT=out2)
+        p.run(a=5.0)
+        np.testing.assert_array_equal(out1.get(), 2.0)
+        np.testing.assert_array_equal(out2.get(), 5.0)
+        np.testing.assert_array_equal(x.get(), 7.0)
+        # releasing d2's array while d1 is current deletes nothing of d1's
+        d1.fill(out1, 3.0)
+        x.release()
+        y.release()
+        d2.trim()
+        np.testing.assert_array_equal(out1.get(), 3.0)
+        with pytest.raises(ValueError, match="another device"):
+            p.bind(OUT=d2.zeros((4, 4)))
+    finally:
+        d2.release()
+        d1.release()
+
+
+# ---- 6. split loops with min/max: slices add, then blend once ---------------------------------
+@pytest.mark.parametrize("blend,slices,fill,expected", [
+    ("min", 1, 100.0, 8.0), ("min", 2, 100.0, 8.0), ("min", 3, 5.0, 5.0),
+    ("max", 4, 1.0, 8.0), ("max", 2, 9.0, 9.0), ("add", 3, 100.0, 108.0), (False, 3, 100.0, 8.0)])
+def test_split_loop_blend(dev, blend, slices, fill, expected):
+    x = dev.array(np.ones((1, 8)))
+    with dev.empty((1, 1)) as out:
+        dev.fill(out, fill)
+        dev.run(ROWSUM, out, inputs={"X": x}, blend=blend, slices=slices)
+        assert out.get()[0, 0] == expected
+    x.release()
+
+
+@pytest.mark.parametrize("blend", ["min", "max"])
+def test_split_loop_blend_forced_by_loop_cap(blend):
+    d = sg.Device(loop_cap=12)
+    try:
+        x = d.array(np.ones((2, 8)))
+        out = d.empty((1, 2))
+        d.fill(out, 100.0 if blend == "min" else 1.0)
+        p = d.prepare(ROWSUM, out, inputs={"X": x}, blend=blend)
+        assert p.passes_per_run > 1
+        p.run()
+        np.testing.assert_array_equal(out.get(), 8.0)
+    finally:
+        d.release()
+
+
+def test_split_loop_blend_without_float_blending():
+    d = sg.Device(profile="webgl2", loop_cap=12)
+    try:
+        x = d.array(np.ones((1, 8)))
+        out = d.empty((1, 1))
+        d.fill(out, 100.0)
+        d.run(ROWSUM, out, inputs={"X": x}, accumulate="min")
+        assert out.get()[0, 0] == 8.0
+    finally:
+        d.release()
+
+
+# ---- 9. dropped and released devices -----------------------------------------------------------
+def test_dropped_devices_are_freed():
+    d = sg.Device()
+    d.array(np.ones((64, 64)))
+    del d
+    gc.collect()
+    r0 = _rss_mb()
+    for _ in range(60):
+        d = sg.Device()
+        a = d.array(np.ones((64, 64)))
+        del d, a
+    gc.collect()
+    assert _rss_mb() - r0 <= 20.0
+
+
+def test_released_device_refuses_clearly():
+    d = sg.Device()
+    a = d.array(np.ones(3))
+    d.release()
+    d.release()                                  # idempotent
+    with pytest.raises(RuntimeError, match="Device has been released"):
+        d.array(np.ones(3))
+    with pytest.raises(RuntimeError, match="Device has been released"):
+        a.get()
+    a.release()                                  # a no-op: the context took the texture
+
+
+def test_device_as_context_manager():
+    with sg.Device() as d:
+        np.testing.assert_array_equal(d.array(np.arange(3.0)).get(), np.arange(3.0))
+    assert d.released
+
+
+# ---- 11. trim releases every cache ------------------------------------------------------------
+def test_trim_after_random_shape_blurs_returns_to_idle():
+    from shadergpgpu.algorithms.blur import gaussian_blur
+    rng = np.random.default_rng(0)
+    d = sg.Device()
+    try:
+        idle = d.memory()
+        r0 = _rss_mb()
+        for _ in range(40):
+            h, w = (int(v) for v in rng.integers(8, 96, 2))
+            gaussian_blur(rng.random((h, w), dtype=np.float32), 1.5, device=d)
+        grown = d.memory()
+        assert grown["resource_bytes"] > 0
+        d.trim()
+        m = d.memory()
+        assert m["live_bytes"] == idle["live_bytes"] and m["idle_bytes"] == 0
+        assert m["resources"] == m["compiled"] == m["programs"] == m["framebuffers"] == 0
+        assert _rss_mb() - r0 < 60.0
+    finally:
+        d.release()
+
+
+def test_cache_bounds_are_settable():
+    d = sg.Device(cache_size=2, fbo_cache_size=2, resource_cache_size=1, pool_bytes=0,
+                  recipe_cache_bytes=1 << 20)
+    try:
+        for i in range(5):
+            k = sg.Kernel(source=f"void main() {{ OUT = vec4({i}.0); }}")
+            with d.empty((i + 1, 2)) as o:
+                k(o)
+                np.testing.assert_array_equal(o.get(), float(i))
+        m = d.memory()
+        assert m["compiled"] <= 2 and m["framebuffers"] <= 2 and m["idle_bytes"] == 0
+        assert d.recipe_cache_bytes == 1 << 20
+    finally:
+        d.release()
+
+
+# ---- 7. tiny sigma returns at once (the blur's own tests check the values) ----------------------
+def test_tiny_sigma_returns_quickly():
+    from shadergpgpu.algorithms.blur import gaussian_blur
+    t = time.perf_counter()
+    out = gaussian_blur(np.ones((4, 4), np.float32), 0.001)
+    assert time.perf_counter() - t < 5.0
+    np.testing.assert_array_equal(out, 1.0)
