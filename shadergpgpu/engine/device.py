@@ -87,6 +87,7 @@ class Device:
         # what could leave a prepared pass pointing at something gone (an array released, a
         # framebuffer or compiled kernel dropped, trim) moves the epoch; passes check on change
         self._epoch = 0
+        self._fbo_epoch = 0  # moves only when a framebuffer is dropped (part of the epoch)
         # a device dropped without release() frees its context when collected
         self._finalizer = weakref.finalize(self, _free_context, self.ctx, self.window,
                                            self._token)
@@ -299,6 +300,7 @@ class Device:
 
     def _evict_fbo(self, _key, fbo) -> None:
         self._epoch += 1
+        self._fbo_epoch += 1
         fbo.release()
 
     def _evict_resource(self, _key, r) -> None:
@@ -458,6 +460,7 @@ class Device:
         glo = tex.glo
         for key in [k for k in self._fbos.keys() if glo in k]:
             self._epoch += 1
+            self._fbo_epoch += 1
             self._fbos.pop(key).release()
 
     def trim(self) -> int:
@@ -469,6 +472,7 @@ class Device:
         Afterwards :meth:`memory` reports only the user's live arrays."""
         self.activate()
         self._epoch += 1
+        self._fbo_epoch += 1
         self._resources.clear()
         self._compiled.clear()
         self._bodies.clear()

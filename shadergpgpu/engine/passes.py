@@ -220,7 +220,12 @@ class Pass:
             self.values[f"sg_{n}_shape"] = a.layout.shape_uniform
         self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
         outs = self._outs = [self.outputs[n] for n in c.output_names]
+        self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
+                                                    ("output", self.outputs))
+                        for n, a in t.items()]
         self._fbo = dev._framebuffer(outs)
+        self._fbo_epoch = dev._fbo_epoch
+        self._rebound = False
         self._viewport, self._fragments = dev._viewport(outs, self.rect)
         self._plan()
         c.state.owner = None
@@ -231,19 +236,27 @@ class Pass:
         dropped (compiled kernel, framebuffer)."""
         dev = self.device
         dev._check_alive()
-        for role, table in (("input", self.inputs), ("output", self.outputs)):
-            for n, a in table.items():
-                if getattr(a, "released", False):
-                    raise ValueError(
-                        f"{self.kernel.name}: {role} {n!r} of this prepared pass has been "
-                        f"released; bind a live array first (pass.bind({n}=...))")
+        if self._rebound:
+            self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
+                                                        ("output", self.outputs))
+                            for n, a in t.items()]
+        for role, n, a in self._arrays:
+            if a.released:
+                raise ValueError(
+                    f"{self.kernel.name}: {role} {n!r} of this prepared pass has been "
+                    f"released; bind a live array first (pass.bind({n}=...))")
         if not self.compiled.alive:  # the compiled-kernel cache dropped it: compile again
             self._refresh()
             return
-        c = self.compiled
-        self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
-        outs = self._outs = [self.outputs[n] for n in c.output_names]
-        self._fbo = dev._framebuffer(outs)
+        if self._rebound:
+            c = self.compiled
+            self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
+            self._outs = [self.outputs[n] for n in c.output_names]
+            self._fbo_epoch = -1
+            self._rebound = False
+        if self._fbo_epoch != dev._fbo_epoch:  # a framebuffer was dropped: fetch ours again
+            self._fbo = dev._framebuffer(self._outs)
+            self._fbo_epoch = dev._fbo_epoch
         self._epoch = dev._epoch
 
     def _plan(self):
@@ -300,6 +313,7 @@ class Pass:
         self.outputs.update(new_out)
         # resolved at the next draw (an array bound earlier may have been released meanwhile:
         # the draw refuses it then, so ping-pong code may release and re-bind in any order)
+        self._rebound = True
         self._epoch = -1
         return self
 
