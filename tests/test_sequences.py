@@ -71,10 +71,11 @@ def _device(fbo_cache_size, resource_cache_size, **kw):
 
 
 def devices():
-    """Three devices with small caches everywhere (one sequence's own, so that a failure
-    replays); the second wraps arrays at 16 texels and caps loops at 64 iterations (split
-    loops, refusals)."""
-    return [_device(cache_size=3, fbo_cache_size=4, resource_cache_size=2),
+    """Three devices (one sequence's own, so that a failure replays): the first with the
+    default caches (state kept long: stale records show), the others with small caches
+    (eviction within a few steps); the second wraps arrays at 16 texels and caps loops at 64
+    iterations (split loops, refusals)."""
+    return [_device(fbo_cache_size=64, resource_cache_size=32),
             _device(max_texture_size=16, loop_cap=64, cache_size=2, fbo_cache_size=3,
                     resource_cache_size=2),
             _device(cache_size=4, fbo_cache_size=2, resource_cache_size=1, pool_bytes=1 << 16)]
@@ -129,6 +130,7 @@ small_ints = st.integers(-4, 4).map(float)
 class Sequences(RuleBasedStateMachine):
     arrays = Bundle("arrays")
     kernels = Bundle("kernels")
+    onelines = Bundle("onelines")
     passes = Bundle("passes")
 
     def __init__(self):
@@ -338,11 +340,29 @@ class Sequences(RuleBasedStateMachine):
         self._run_pass(rec)
 
     # ---- one-liners and operations --------------------------------------------------------------
+    @rule(target=onelines, which=st.integers(0, 3))
+    def declare_oneliner(self, which):
+        """One-line kernels, kept and called again (several objects with equal sources)."""
+        if which < 2:
+            return ("elementwise", which, ElementwiseKernel(*ELEMENTWISE[which]))
+        r = REDUCTIONS[which - 2]
+        return ("reduction", which - 2, ReductionKernel(*r[:5], identity=r[5]))
+
+    @rule(k=onelines, x=arrays, a=small_ints, z=arrays)
+    def call_oneliner(self, k, x, a, z):
+        kind, which, kern = k
+        if kind == "elementwise":
+            self._elementwise(kern, x, which, a, z)
+        else:
+            self._reduction(kern, x, which, a)
+
     @rule(x=arrays, which=st.integers(0, 1), a=small_ints, z=arrays)
     def elementwise(self, x, which, a, z):
+        self._elementwise(ElementwiseKernel(*ELEMENTWISE[which]), x, which, a, z)
+
+    def _elementwise(self, k, x, which, a, z):
         if not x.live:
             return
-        k = ElementwiseKernel(*ELEMENTWISE[which])   # a new object each time, equal sources
         if which == 0:
             got = k(x.a, a)
             exp = a * x.ref + 1.0
@@ -356,9 +376,12 @@ class Sequences(RuleBasedStateMachine):
 
     @rule(x=arrays, which=st.integers(0, 1), s=small_ints)
     def reduction(self, x, which, s):
+        self._reduction(ReductionKernel(*REDUCTIONS[which][:5], identity=REDUCTIONS[which][5]),
+                        x, which, s)
+
+    def _reduction(self, k, x, which, s):
         if not x.live:
             return
-        k = ReductionKernel(*REDUCTIONS[which][:5], identity=REDUCTIONS[which][5])
         if which == 0:
             got = k(x.a)
             exp = np.sqrt((x.ref ** 2).sum())

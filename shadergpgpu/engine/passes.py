@@ -167,11 +167,13 @@ class Compiled:
     def put(self, name: str, value) -> None:
         """Set uniform ``name`` unless the program already holds ``value``."""
         held = self.state.held
-        if not _same(held.get(name, _NONE), value):
-            h = self.handle(name)
-            if h is not None:
-                h.value = value
-            held[name] = value
+        old = held.get(name, _NONE)
+        if old is value or (old == value and (type(value) is int or _same(old, value))):
+            return
+        h = self.handle(name)
+        if h is not None:
+            h.value = value
+        held[name] = value
 
     def release(self) -> None:
         self.alive = False
@@ -476,16 +478,15 @@ class Pass:
 
 
 def _same(old, new) -> bool:
-    """Whether a uniform holding ``old`` already holds ``new``: equal, and zeros of the same
-    sign (-0.0 == 0.0 in Python, but 1 / u differs in the shader)."""
-    if old is new:
-        return True
-    if old is _NONE or old != new:
-        return False
-    if type(new) is float:
+    """For ``old == new``: whether a uniform holding ``old`` already holds ``new``, i.e. no
+    zero differs in sign (-0.0 == 0.0 in Python, but 1 / u differs in the shader)."""
+    t = type(new)
+    if t is float:
         return new != 0.0 or math.copysign(1.0, new) == math.copysign(1.0, old)
-    if type(new) is tuple:
-        return all(_same(a, b) for a, b in zip(old, new))
+    if t is tuple:
+        if 0.0 not in new:  # C-level scan: no zero, nothing to tell apart
+            return True
+        return all(type(b) is not float or _same(a, b) for a, b in zip(old, new))
     return True
 
 
