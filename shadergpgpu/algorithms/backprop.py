@@ -86,7 +86,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine import validation as val
-from ..engine.errors import LoopBudgetError
+from ..engine.errors import LoopBudgetError, TooLargeError
 from ..engine.kernels import In, Split, declare
 from ..engine.layout import DEFAULT_MAX_SIZE, Layout
 from ..engine.plans import PassPlan, register_plan
@@ -611,6 +611,68 @@ def init_weights(sizes, seed=0) -> list:
     return out
 
 
+# ---- sizes: every device array of a network checked from the shapes, before any allocation ------
+def net_arrays(lim, sizes, N: int, packed: bool = True, schedule: str = "paper",
+               inference: bool = False) -> list:
+    """The device arrays a :class:`BackpropNet` of layer widths ``sizes`` over ``N`` training
+    vectors makes (``inference``: only those of a forward pass, :func:`device_forward`), as
+    ``(description, (rows, cols, packed, order, max_size), layers)`` with ``layers`` the
+    indices into ``sizes`` the array's size depends on (-1: N). Shapes only: nothing is
+    allocated, no Layout is built."""
+    L = [int(v) for v in sizes]
+    K = len(L) - 1
+    p = bool(packed)
+    mx = int(lim.max_texture_size)
+    out = [(f"activations of layer {m}", (L[m] + 1, N, p, "row", mx), (m, -1))
+           for m in range(K + 1)]
+    wl = (False, "row") if schedule == "paper" and not inference else (True, "col")
+    out += [(f"weights of layer {m + 1}", (L[m] + 1, L[m + 1], *wl, mx), (m, m + 1))
+            for m in range(K)]
+    if inference:
+        return out
+    if schedule == "fused":
+        # the output layer (and its errors, targets) wrapped into a squarer texture
+        lay = _squarish_layout(mx, L[K] + 1, N, p)
+        out[K] = (f"activations of layer {K}", (L[K] + 1, N, p, "row", lay.max_size), (K, -1))
+        gw = _grid_w(N, p)
+        nchunk = -(-gw // update_chunk(gw, lim.loop_cap))
+        for m in range(K):
+            R = tile_rows(lim.max_outputs, L[m + 1])
+            lay = _squarish_layout(mx, nchunk * -(-L[m + 1] // R), L[m] + 1)
+            out.append((f"partial gradients of layer {m + 1}",
+                        (lay.rows, lay.cols, True, "row", lay.max_size), (m, m + 1, -1)))
+    else:
+        out += [(f"weighted sums of layer {m}", (L[m], N, p, "row", mx), (m, -1))
+                for m in range(1, K + 1)]
+    return out
+
+
+def check_net_fits(lim, sizes, N: int, packed: bool = True, schedule: str = "paper",
+                   names=None, inference: bool = False) -> None:
+    """Refuse, from the shapes alone (before anything is allocated on the host or the device),
+    a network whose device arrays (:func:`net_arrays`) do not fit one texture of the device
+    (``lim``: :func:`limits`). ValueError naming the arguments that set the sizes: ``names``
+    maps a layer index (0 .. K) or -1 (the number of training vectors) to the argument's name
+    (default ``sizes[m]`` and ``X``)."""
+    names = names or {}
+    for what, (rows, cols, pk, order, mx), dims in net_arrays(lim, sizes, N, packed, schedule,
+                                                             inference):
+        try:
+            Layout(rows, cols, pk, order, mx)
+        except TooLargeError:
+            args = [names.get(d, f"sizes[{d}] = {sizes[d]}" if d >= 0 else f"X ({N} samples)")
+                    for d in dims]
+            texels = rows * -(-cols // 4) if pk else rows * cols
+            big = max(dims, key=lambda d: (N if d < 0 else int(sizes[d])))
+            raise ValueError(
+                f"{args[dims.index(big)]}: too large for this device: the {what} "
+                f"({rows} x {cols}{', 4 per texel' if pk else ', one per texel'}: {texels} "
+                f"texels, set by {' and '.join(args)}) exceed one texture of "
+                f"{lim.max_texture_size} x {lim.max_texture_size} = "
+                f"{lim.max_texture_size ** 2} texels (the device's max_texture_size)") from None
+
+
+
 # ---- the float64 numpy reference of the same equations ------------------------------------------
 def _sigmoid(x):
     with np.errstate(over="ignore"):        # exp(-x) = inf for x << 0: sigmoid 0, as wanted
@@ -815,6 +877,9 @@ class BackpropNet:
             raise ValueError(f"T: expected {L[-1]} output columns, got {T.shape[1]}")
         self.N = N = X.shape[0]
         self.K = K = len(L) - 1
+        # every device array checked from the shapes before anything is made (an impossible
+        # layer width is refused at once, not after initialising gigabytes of weights)
+        check_net_fits(limits(device=dev), L, N, p, self.schedule)
         if weights is None:
             weights = init_weights(L, seed)
         weights = _check_weights(weights, "weights", sizes=L)
@@ -1065,6 +1130,10 @@ class Probe:
 def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarray:
     """Outputs (N, MO) of a network for inputs X (N, MI), computed with fused forward passes.
 
+    Accuracy: the forward bound of :class:`MLP` (per layer |dz| <= (L + 3) u sum |w| |a| +
+    sum |w| |da|, |da| <= a (1 - a) |dz| + 4 u, u = 2^-24). Sizes are checked against the
+    texture limit before anything is uploaded (ValueError naming X).
+
     weights : list of (L_m + 1, L_{m+1}) matrices that chain (threshold row 0).
     device : a :class:`shadergpgpu.Device` or None for the default one.
     """
@@ -1073,6 +1142,9 @@ def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarr
     dev = val.pick_device(device, [])
     packed = bool(packed)
     N = X.shape[0]
+    sizes = [X.shape[1]] + [w.shape[1] for w in weights]
+    check_net_fits(limits(device=dev), sizes, N, packed, names={0: "X (its n_features)"},
+                   inference=True)
     with dev.scope() as s:
         A = s.array(np.vstack([np.ones((1, N)), X.T.astype(np.float64)]), packed=packed)
         made = []
@@ -1130,15 +1202,38 @@ class _BaseMLP(BaseEstimator):
             raise TypeError(f"callback must be callable, got {self.callback!r}")
         return hidden
 
+    def _check_sizes(self, n_samples, n_features, n_outputs, dev=None, client=None,
+                     outputs="outputs"):
+        """Refuse, from the shapes alone, a network whose device arrays would not fit (before
+        any weight, target or texture is made); the error names hidden[i], X or y. With a
+        Dask ``client`` the weights are checked against the workers' smallest texture limit
+        (each worker's net checks its shard of the training vectors itself)."""
+        hidden = self._check_params()
+        sizes = [int(n_features), *hidden, int(n_outputs)]
+        names = {0: f"X (its {n_features} features)", -1: f"X (its {n_samples} samples)",
+                 len(sizes) - 1: f"y (its {n_outputs} {outputs})"}
+        names.update({m + 1: f"hidden[{m}] = {w}" for m, w in enumerate(hidden)})
+        if client is not None:
+            from ..distributed import device_info
+            mx = min(int(i["max_texture_size"]) for i in device_info(client))
+            lim = limits(max_texture_size=mx)
+            names[-1] = f"X (its {n_samples} samples, split over the workers)"
+            n_samples = 1
+        else:
+            lim = limits(device=dev if dev is not None else val.pick_device(self.device, []))
+        check_net_fits(lim, sizes, int(n_samples), bool(self.packed), self.schedule, names)
+
     def _train(self, X, T, client=None):
         """Train on X (N, MI) and targets T (N, MO) in [0, 1]; sets the fitted attributes.
         With a Dask ``client``: data-parallel over its workers (shadergpgpu.distributed)."""
         if client is not None:
             from ..distributed import fit_mlp
+            self._check_sizes(X.shape[0], X.shape[1], T.shape[1], client=client)
             return fit_mlp(self, X, T, client)
         hidden = self._check_params()
         sizes = [X.shape[1], *hidden, T.shape[1]]
         dev = val.pick_device(self.device, [])
+        self._check_sizes(X.shape[0], X.shape[1], T.shape[1], dev=dev)
         loss_curve, loss_steps = [], []
         passes = {}
         steps, every = int(self.steps), int(self.loss_every)
@@ -1207,6 +1302,36 @@ class MLP(RegressorMixin, _BaseMLP):
     ``coefs_`` / ``intercepts_`` (scikit-learn's split), ``loss_curve_`` with ``loss_steps_``,
     ``loss_``, ``n_iter_``, ``n_features_in_``, ``n_outputs_``, ``passes_per_step_`` (measured,
     per phase), ``y_min_``, ``y_range_``.
+
+    Sizes: ``fit`` checks every device array of the network (:func:`net_arrays`) against the
+    device's texture limit from the shapes alone, before any weight, target or texture is
+    made; a layer too wide (or too many samples, outputs or classes) is refused at once with
+    a ValueError naming ``hidden[i]``, ``X`` or ``y``.
+
+    Accuracy (u = 2^-24; first order in u). ``predict`` (one float32 forward pass of the
+    float32 weights; X rounded to float32): with a = X for the input layer and, per layer,
+    z_j = w_0j + sum_i w_ij a_i summed in float32 over its L_m + 1 terms, then
+    a_j = 1 / (1 + exp(-z_j)),::
+
+        |dz_j| <= (L_m + 3) u (|w_0j| + sum_i |w_ij| |a_i|) + sum_i |w_ij| |da_i|
+        |da_j| <= a_j (1 - a_j) |dz_j| + 4 u          (da = u |X| for the inputs)
+
+    against float64 (:func:`numpy_forward`) of the same weights; the last layer's da bounds
+    the outputs (times ``y_range_`` for the regressor's mapped targets). Saturated units
+    (|z| > ~88) give 0 or 1 exactly, within the bound. ``fit``: one full-batch step changes
+    weight w_ij by -lr g_ij, g_ij = sum_n delta_nj a_ni summed in float32 over the N training
+    vectors (by blended passes or per-chunk partial sums, in another order than float64),
+    so against :func:`numpy_step` from the same weights::
+
+        |dw_ij| <= u |w_ij| + lr ((N + 4) u sum_n |delta_nj| |a_ni|
+                                  + sum_n (|d delta_nj| |a_ni| + |delta_nj| |da_ni|))
+
+    with da from the forward bound and d delta from it by the output error
+    (y - t) y (1 - y) (|d delta| <= 1.25 |dy| + 4 u |delta|) and the backpropagation
+    delta_i = a_i (1 - a_i) sum_j w_ij delta_j (the dz rule above with delta for a). Over many
+    steps these per-step errors are carried on by the descent itself: there is no a-priori
+    bound for the whole trajectory (tests compare steps with float64 at 1e-5 relative).
+    ``tests/test_algorithm_guards.py`` checks both bounds on a wide, saturating network.
     """
 
     def __sklearn_tags__(self):
@@ -1250,6 +1375,9 @@ class MLPClassifier(ClassifierMixin, _BaseMLP):
         if len(self.classes_) < 2:
             raise ValueError("y: needs at least two classes to train a classifier, got 1 class "
                              f"({self.classes_[0]!r})")
+        # one output per class: the sizes checked before the one-hot targets are made
+        self._check_sizes(X.shape[0], X.shape[1], len(self.classes_), client=client,
+                          outputs="classes")
         T = np.zeros((len(y), len(self.classes_)))
         T[np.arange(len(y)), idx] = 1.0
         return self._train(X, T, client)

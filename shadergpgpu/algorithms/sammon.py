@@ -113,6 +113,7 @@ from __future__ import annotations
 
 import math
 import time
+from types import SimpleNamespace
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -120,6 +121,7 @@ from sklearn.utils.validation import validate_data
 
 from ..engine import validation as _v
 from ..engine.builtin import SAXPY
+from ..engine.errors import LoopBudgetError, TooLargeError
 from ..engine.kernels import In, Split, declare
 from ..engine.layout import Layout
 from ..engine.limits import ceil_div
@@ -376,6 +378,21 @@ def tile_parts(n_points: int, k_pts: int, chunks, jb=None) -> int:
     return max(1, min(TILE_PARTS_MAX, blocks, ceil_div(TILE_FRAGMENTS, nf)))
 
 
+def blocked_shape(n: int, d: int, max_size: int, unroll: int = 1, group: int = 1):
+    """(texture rows, points per row, texels per point) of :func:`blocked_source` for N = ``n``
+    points of ``d`` coordinates, from the shape alone (its array is rows x 4 x points per row
+    x texels per point floats). ValueError where one group of points' texels does not fit one
+    row of ``max_size`` texels."""
+    g = int(group)
+    pt = ceil_div(ceil_div(int(d), 4), int(unroll)) * int(unroll)
+    if g < 1 or g & (g - 1) or g * pt > max_size:
+        raise ValueError(f"group {g}: a power of two whose points' texels fit one row")
+    b = g
+    while ceil_div(n, b) > max_size and 2 * b * pt <= max_size:
+        b *= 2
+    return ceil_div(int(n), b), b, pt
+
+
 def blocked_source(X: np.ndarray, max_size: int, unroll: int = 1, group: int = 1):
     """X (N x n, float32) blocked for the tiled sweep: rows of ``pts_row`` points, each point
     ``pt_texels`` = ceil(n / 4) texels rounded up to a multiple of ``unroll`` (zero-padded
@@ -386,14 +403,8 @@ def blocked_source(X: np.ndarray, max_size: int, unroll: int = 1, group: int = 1
     run of group * pt_texels texels; tile.frag's IL). Points past N are zeros.
     Returns (array, pts_row, pt_texels)."""
     n, d = X.shape
+    rows, b, pt = blocked_shape(n, d, max_size, unroll, group)
     g = int(group)
-    pt = ceil_div(ceil_div(d, 4), int(unroll)) * int(unroll)
-    if g < 1 or g & (g - 1) or g * pt > max_size:
-        raise ValueError(f"group {g}: a power of two whose points' texels fit one row")
-    b = g
-    while ceil_div(n, b) > max_size and 2 * b * pt <= max_size:
-        b *= 2
-    rows = ceil_div(n, b)
     out = np.zeros((rows * b, 4 * pt), dtype=np.float32)
     out[:n, :d] = X
     if g > 1:   # (groups, point, texel, lane) -> (groups, texel, point, lane)
@@ -635,6 +646,47 @@ register_plan(PassPlan(
             "tile_jb", "tile_points", "tile_s_lane", "tile_unroll")))
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+#: smallest scale_ accepted: the float32 embedding's coordinates keep an absolute resolution of
+#: 2^-150 (subnormals), below 1e-9 of this
+SCALE_MIN = 2.0 ** -120
+
+
+def data_scale(X) -> tuple[np.ndarray, float, float]:
+    """(X centred, its RMS distance to the mean, its largest distance to the mean), in float64
+    without overflow or underflow for any finite X (the sums are taken of X divided by its
+    largest magnitude)."""
+    Xc = np.asarray(X, dtype=np.float64)
+    Xc = Xc - Xc.mean(axis=0)
+    big = float(np.abs(Xc).max()) if Xc.size else 0.0
+    if not big > 0:
+        return Xc, 0.0, 0.0
+    sq = ((Xc / big) ** 2).sum(axis=1)
+    return Xc, big * math.sqrt(float(sq.mean())), big * math.sqrt(float(sq.max()))
+
+
+def normalized(X) -> tuple[np.ndarray, float]:
+    """X centred and divided by its RMS distance to the mean ``scale``, as float32 (what the
+    device fits), and ``scale``; the division is in float64, so X * s gives the same float32
+    array for any s (to one float64 rounding: the fits then agree to float32 rounding, where
+    a power-of-two scale of float32(X) would differ by an ulp of the data, which a fit of
+    many steps may amplify to 1e-3). ValueError naming X where all samples coincide, or
+    where the embedding (float32, in the units of X) could not hold X's scale."""
+    Xc, scale, far = data_scale(X)
+    if not scale > 0:
+        raise ValueError("X: all samples coincide (every source distance is 0); the Sammon "
+                         "stress is undefined")
+    if 4.0 * far > _F32_MAX:
+        raise ValueError(f"X: samples lie up to {far:.3g} from their mean: the float32 "
+                         f"embedding (in the units of X) cannot hold distances of that size "
+                         f"(float32's range is +-{_F32_MAX:.4g}); scale X down")
+    if scale < SCALE_MIN:
+        raise ValueError(f"X: the samples' RMS distance to their mean is {scale:.3g}, below "
+                         f"{SCALE_MIN:.3g}: the float32 embedding (in the units of X) would "
+                         "lose its precision to float32's subnormal range; scale X up")
+    return (Xc / scale).astype(np.float32), scale
+
+
 def pca_init(X: np.ndarray, n_components: int) -> np.ndarray:
     """Projection of the centred data on its first principal axes (float64, host)."""
     Xc = np.asarray(X, dtype=np.float64)
@@ -657,8 +709,9 @@ class Sammon(TransformerMixin, BaseEstimator):
     n_components : int, 1..4. Target dimension m.
     n_iter : int. Maximum number of update passes (gradient evaluations; with the adaptive
         step a rejected candidate counts as one).
-    learning_rate : float. lambda of eq. 4 (mu = 2 lambda / sum_{i != j} dn_ij); with
-        ``step="adaptive"`` it only sets the first step before normalisation.
+    learning_rate : float. lambda of eq. 4 (mu = 2 lambda / sum_{i != j} dn_ij, dn in the
+        units of X); with ``step="adaptive"`` it only sets the first step before
+        normalisation, and applies to X / scale_ (the fit is scale invariant).
     init : "pca" (default), "random" or an (N, n_components) array of starting positions.
     random_state : int, numpy Generator or None (for init="random").
     layout : "rows" (default) or "columns": how the source coordinates lie in the texture.
@@ -672,18 +725,43 @@ class Sammon(TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    embedding_ : (N, n_components) float32 array.
+    embedding_ : (N, n_components) float32 array, in the units of X.
     n_features_in_ : number of source features n.
     stress_ : float, Sammon stress (eq. 1) of ``embedding_`` (float32 device sums).
     stress_history_ : list of float, stress of the start and of every accepted iterate.
     n_iter_ : update evaluations run. ``n_rejected_``: rejected candidates.
-    mu_ : eq. 4's mu for ``learning_rate``; ``step_`` : last step length used.
+    mu_ : eq. 4's mu for ``learning_rate``, in the units of X (``step="source"``: 2 lambda /
+    sum dn of X; adaptive: that of X / scale_, times scale_); ``step_`` : last step length
+    used, in the units of X.
     cached_ : whether the distances were cached; ``split_`` : passes per sweep of j (the
     ping-pong accumulation passes included, the tiled sweep's finishing pass not);
     ``chunks_`` : chunks of the sweep before the loop-cap cuts; ``tiled_`` : whether the tiled
     update ran; ``tile_jb_`` : its points j per block.
     timings_ : {"setup_s": seconds for the source distances and their sum, "eval_s": wall
         seconds of each update pass + stress sum + its one-float readback}.
+    scale_ : the samples' RMS distance to their mean: the device fits X / scale_ and the
+        embedding is scaled back (see :meth:`fit`), so ``fit(X * s)`` is s times ``fit(X)``.
+
+    Sizes: ``fit`` lays out every device array and the sweep's passes from the shape of X
+    (:func:`fit_geometry`) before converting X or allocating anything: N or n past the
+    device's texture limit is refused at once (ValueError naming X), as is a kernel loop the
+    loop cap cannot hold (LoopBudgetError, a ValueError, with the kernel's hint).
+
+    Accuracy (u = 2^-24; N points, n source features, E the stress): ``stress_`` is
+    sum_i s_i / sum dn from float32 device sums (each row's terms over N pairs, then the sum
+    reduction over N rows: at most 2N additions of nonnegative terms per sum), with dn within
+    4 (n + 3) u relative (the tiled sweep's |x_i|^2 + |x_j|^2 - 2 x_i.x_j, recomputed exactly
+    where it could cancel) and dm within (m + 3) u, so against the float64 stress of
+    ``embedding_``::
+
+        |stress_ - E64(embedding_)| <= (4N + 12n + 60) u E + (16n + 76) u sqrt(E)
+
+    (the sqrt term: dn - dm cancels near convergence; sum |dn - dm| <= sqrt(E) sum dn). Each
+    update is the float32 evaluation of eq. 3 from the current positions, checked on its first
+    evaluation against float64 rows (:func:`_spot_check_update`); the trajectory over many
+    steps has no a-priori bound beyond that (tests compare steps with float64 at 1e-4).
+    ``tests/test_algorithm_guards.py`` checks the bound, and the scale invariance at
+    s = 1e-30 .. 1e30.
     """
 
     def __init__(self, n_components=2, n_iter=300, learning_rate=0.5, init="pca",
@@ -741,22 +819,66 @@ class Sammon(TransformerMixin, BaseEstimator):
     # ---- fit ---------------------------------------------------------------------------------
     def fit(self, X, y=None, client=None):
         """Embed X (n_samples >= 2, n_features); sets ``embedding_`` and the other attributes.
-        With a Dask ``client``: the points split across its workers (shadergpgpu.distributed)."""
-        if client is not None:
-            from ..distributed import fit_sammon
-            return fit_sammon(self, X, client)
+        With a Dask ``client``: the points split across its workers (shadergpgpu.distributed).
+
+        Units: the device fits X / ``scale_`` (X centred and divided by the samples' RMS
+        distance to their mean, in float64 on the host, then rounded to float32), and
+        ``embedding_``, ``mu_`` and ``step_`` are scaled back, so the fit does not depend on
+        the units of X: ``fit(X * s)`` gives the stress of ``fit(X)`` and
+        ``s`` times its embedding for any s (float32 squared distances of X itself overflowed
+        from |X| ~ 1e19 and underflowed below ~1e-19: "all samples coincide"). The adaptive
+        step's ``learning_rate`` applies to X / scale_; ``step="source"`` keeps eq. 4 in the
+        units of X (mu = 2 lambda / sum dn), which is not scale invariant: ``fit(X * s)``
+        with ``learning_rate = lambda s^2`` is s times ``fit(X)`` with lambda (to float32
+        rounding: X / scale_ is rounded to float32 where the unscaled fit rounded X).
+        """
         self._check_params()
         if hasattr(X, "device") and hasattr(X, "layout") and hasattr(X, "get"):
             raise TypeError("X: pass a host array (Sammon reads the source points once)")
-        X = validate_data(self, X, dtype=np.float32, ensure_min_samples=2)
         m = int(self.n_components)
-        Y0 = self._start(X, m)
-        dev = _v.pick_device(self.device, ())
-        run = _Run(dev, X, Y0, self)
-        try:
-            run.fit()
-        finally:
-            run.release()
+        shape = getattr(X, "shape", None)
+        if client is None and isinstance(X, np.ndarray) and X.ndim == 2 and \
+                X.dtype.kind in "biuf" and X.shape[0] >= 2 and X.shape[1] >= 1:
+            # sizes first, from the shape alone: a fit the device cannot hold is refused
+            # before X is converted or anything allocated (a Dask fit: each worker checks)
+            fit_geometry(_v.pick_device(self.device, ()), int(shape[0]), int(shape[1]), m,
+                         self)
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        Xn, scale = normalized(X)
+        # the same fit in the scaled units: eq. 4's mu for step="source" in the units of X
+        # (lambda / scale^2); the adaptive step's lambda applies to X / scale
+        lr = float(self.learning_rate)
+        if self.step == "source":
+            lr = max(lr / scale / scale, np.finfo(np.float64).tiny)
+        init = self.init
+        if not isinstance(init, str):
+            Y0 = _v.array(init, "init")
+            if Y0.shape != (X.shape[0], m):
+                raise ValueError(f"init array must have shape {(X.shape[0], m)}, got "
+                                 f"{Y0.shape}")
+            init = np.asarray(init, dtype=np.float64) / scale
+        run_est = Sammon(**dict(self.get_params(deep=False), learning_rate=lr, init=init))
+        if client is not None:
+            from ..distributed import fit_sammon
+            fit_sammon(run_est, Xn, client)
+        else:
+            # pca and random starts from the scaled data: the same for X * s
+            Y0 = run_est._start(Xn, m)
+            dev = _v.pick_device(self.device, ())
+            run = _Run(dev, Xn, Y0, run_est)
+            try:
+                run.fit()
+            finally:
+                run.release()
+        for k, v in vars(run_est).items():
+            if k.endswith("_") and not k.startswith("_") and \
+                    k not in ("n_features_in_", "feature_names_in_"):
+                setattr(self, k, v)
+        # back to the units of X
+        self.embedding_ = (run_est.embedding_.astype(np.float64) * scale).astype(np.float32)
+        self.mu_ = float(run_est.mu_) * scale
+        self.step_ = float(run_est.step_) * scale
+        self.scale_ = scale
         return self
 
     def fit_transform(self, X, y=None, client=None):
@@ -835,6 +957,101 @@ def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int |
                 "fewer points per device (shadergpgpu.distributed).")
 
 
+def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
+    """Whether a fit keeps the N x N source distances (``cache``: the estimator's parameter):
+    "auto" when they take at most :data:`CACHE_AUTO_BYTES`, fit one texture and the DIST
+    kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
+    mx = dev.max_texture_size
+    order = "col" if layout == "columns" else "row"
+    try:
+        Layout(n, n, True, "row", mx)
+        fits = True
+    except TooLargeError:
+        fits = False
+    if isinstance(cache, str) and cache == "auto":
+        if not (4 * n * n <= CACHE_AUTO_BYTES and fits):
+            return False
+        lays = {"X": Layout(n, d, True, order, mx), "OUT": Layout(n, n, True, "row", mx)}
+        loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[layout]})[0]
+        return dev.loop_cap is None or loop <= dev.loop_cap
+    if cache and not fits:
+        raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
+                         f"{mx}-texel texture limit")
+    return bool(cache)
+
+
+def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
+    """What a fit of N = ``n`` points of ``d`` coordinates into ``m`` on ``dev`` makes and
+    runs, from the shapes alone: layouts of every device array, the distance cache, the sweep
+    (tiled or the pair kernel) and its chunks, the passes the device's loop cap cuts them into.
+    :class:`_Run` sets up from it, and :meth:`Sammon.fit` calls it before anything is
+    converted or allocated, so a fit the device cannot hold is refused at once: ValueError
+    naming X (too large for the texture limit), LoopBudgetError (a ValueError: a kernel's
+    loop cannot fit the device's loop cap, with the kernel's hint)."""
+    mx = dev.max_texture_size
+    if dev.max_outputs < 3:
+        raise ValueError(f"Sammon writes 3 render targets per pass; this device (profile "
+                         f"{dev.profile.name!r}) has {dev.max_outputs}")
+    g = SimpleNamespace()
+    g.order = order = "row" if est.layout == "rows" else "col"
+    w = min(max(1, math.isqrt(n - 1) + 1), mx)
+
+    def layout(what, rows, cols, packed=True, order="row", size=mx):
+        try:
+            return Layout(rows, cols, packed, order, size)
+        except TooLargeError:
+            texels = rows * (ceil_div(cols, 4) if packed else cols)
+            raise ValueError(
+                f"X: {n} samples x {d} features do not fit this device: the {what} "
+                f"({rows} x {cols}: {texels} texels) exceed one texture of {mx} x {mx} = "
+                f"{mx * mx} texels (the device's max_texture_size); use fewer samples"
+                + ("" if what.startswith("positions") else " or features")) from None
+
+    g.x_layout = layout("source points", n, d, order=order)
+    # positions, direction and stress terms: one texel per point, near-square wrap
+    g.pos_layout = layout("positions", n, m, size=w)
+    g.vec_layout = layout("positions' stress terms", n, 1, size=w)
+    g.cached = _use_cache(dev, est.cache, n, d, est.layout)
+    g.tile_jb = int(TILE_JB)
+    g.tile_unroll = int(TILE_UNROLL)
+    g.tile_s_lane = tile_s_lane(m)
+    g.k_pts = tile_points(dev.max_outputs, g.tile_s_lane)
+    pt = ceil_div(ceil_div(d, 4), g.tile_unroll) * g.tile_unroll
+    g.tile_il = bool(TILE_INTERLEAVE) and g.tile_jb % g.k_pts == 0 and g.tile_jb * pt <= mx
+    g.tiled = bool(TILE_ROWS) and est.layout == "rows" and not g.cached
+    if g.tiled:
+        # the blocked source holds a point's texels in one texture row: past 4 x mx
+        # coordinates (or a texture it overflows) the pair kernel sweeps instead
+        try:
+            rows, b, pt = blocked_shape(n, d, mx, g.tile_unroll,
+                                        g.tile_jb if g.tile_il else 1)
+            Layout(rows, b * 4 * pt, True, "row", mx)
+        except ValueError:
+            g.tiled = g.tile_il = False
+    g.source = source = sweep_source(est.layout, g.cached, g.tiled)
+    g.chunks = sweep_chunks(n, d, source, est.split, g.tile_jb)
+    if g.cached:
+        layout("cached source distances", n, n)
+    if g.tiled:
+        g.n_part = tile_parts(n, g.k_pts, g.chunks, g.tile_jb)
+        g.tile_layout = layout("tiles' partial sums", ceil_div(n, g.k_pts), 4 * g.n_part)
+        layout("squared norms", 1, n)
+    kern = update_kernel(source, dev.max_outputs, g.tile_jb, g.tile_s_lane, g.k_pts)
+    try:
+        g.split = sweep_passes(kern, n, d, source, g.chunks, dev.loop_cap,
+                               float_blend=dev.float_blending, unroll=g.tile_unroll)
+        if g.cached:
+            lays = {"X": g.x_layout, "OUT": Layout(n, n, True, "row", mx)}
+            DIST.slices(lays, {}, DIST.resolve_defines({"SOURCE": SOURCES[est.layout]}),
+                        dev.loop_cap)
+        else:
+            sweep_passes(ROWSUM[est.layout], n, d, est.layout, sweep_chunks(n, d, est.layout, 1),
+                         dev.loop_cap, float_blend=dev.float_blending)
+    except LoopBudgetError as e:
+        raise LoopBudgetError(f"X ({n} samples x {d} features): {e}") from None
+    return g
+
+
 class _Run:
     """Device state of one fit: textures, prepared passes and the step control."""
 
@@ -855,56 +1072,38 @@ class _Run:
             self.release()
             raise
 
-    def _use_cache(self, n, d, order):
-        dev, cache = self.dev, self.est.cache
-        fits = self._fits((n, n))
-        if cache == "auto":
-            if not (4 * n * n <= CACHE_AUTO_BYTES and fits):
-                return False
-            lays = {"X": Layout(n, d, True, order, dev.max_texture_size),
-                    "OUT": Layout(n, n, True, "row", dev.max_texture_size)}
-            loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[self.est.layout]})[0]
-            return dev.loop_cap is None or loop <= dev.loop_cap
-        if cache and not fits:
-            raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
-                             f"{dev.max_texture_size}-texel texture limit")
-        return bool(cache)
-
     def _setup(self, dev, X, Y0, est):
         t_setup = time.perf_counter()
         self.eval_s = []
         self._y0 = np.asarray(Y0, dtype=np.float64)
         n, d = X.shape
         self.n, self.m = n, Y0.shape[1]
-        order = "row" if est.layout == "rows" else "col"
-        if dev.max_outputs < 3:
-            raise ValueError(f"Sammon writes 3 render targets per pass; this device (profile "
-                             f"{dev.profile.name!r}) has {dev.max_outputs}")
+        # every layout, the cache, the sweep and its loop-cap cuts from the shapes: a fit the
+        # device cannot hold is refused before anything is allocated
+        geo = fit_geometry(dev, n, d, self.m, est)
+        order = geo.order
         # Centred on the host (float64): distances unchanged, norms small (the tiled sweep's
         # |x_i|^2 + |x_j|^2 - 2 x_i.x_j cancels less).
         X64 = np.asarray(X, dtype=np.float64)
         Xc = self._xc = (X64 - X64.mean(axis=0)).astype(np.float32)
         self.X = self._keep(dev.array(Xc, packed=True, order=order, name="X"))
         # Positions, direction and stress terms: one texel per point, near-square wrap.
-        w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
-        self.pos_layout = Layout(n, self.m, True, "row", w)
-        self.vec_layout = Layout(n, 1, True, "row", w)
+        self.pos_layout = geo.pos_layout
+        self.vec_layout = geo.vec_layout
         self.Y = [self._keep(dev.alloc(self.pos_layout)) for _ in range(3)]
         self.Y[0].set(Y0.astype(np.float32))
         self.G = [self._keep(dev.alloc(self.pos_layout)) for _ in range(2)]
         self.S = self._keep(dev.alloc(self.vec_layout))
         self.V = self._keep(dev.alloc(self.vec_layout))
-        self.cached = self._use_cache(n, d, order)
-        self.tiled = bool(TILE_ROWS) and est.layout == "rows" and not self.cached
-        source = self.source = sweep_source(est.layout, self.cached, self.tiled)
-        self.tile_jb = int(TILE_JB)
-        self.tile_unroll = int(TILE_UNROLL)
-        self.tile_s_lane = tile_s_lane(self.m)
-        self.k_pts = tile_points(dev.max_outputs, self.tile_s_lane)
-        pt = ceil_div(ceil_div(d, 4), self.tile_unroll) * self.tile_unroll
-        self.tile_il = bool(TILE_INTERLEAVE) and self.tile_jb % self.k_pts == 0 and \
-            self.tile_jb * pt <= dev.max_texture_size
-        self.chunks = sweep_chunks(n, d, source, est.split, self.tile_jb)
+        self.cached = geo.cached
+        self.tiled = geo.tiled
+        source = self.source = geo.source
+        self.tile_jb = geo.tile_jb
+        self.tile_unroll = geo.tile_unroll
+        self.tile_s_lane = geo.tile_s_lane
+        self.k_pts = geo.k_pts
+        self.tile_il = geo.tile_il
+        self.chunks = geo.chunks
         with dev.phase("sammon/setup"):
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
@@ -941,9 +1140,8 @@ class _Run:
         self.finish = None
         if self.tiled:
             k_pts, sl = self.k_pts, self.tile_s_lane
-            nf = ceil_div(n, k_pts)
-            self.n_part = tile_parts(n, k_pts, self.chunks, self.tile_jb)
-            tl = Layout(nf, 4 * self.n_part, True, "row", dev.max_texture_size)
+            self.n_part = geo.n_part
+            tl = geo.tile_layout
             names = _tile_outputs(k_pts, sl)
             tiles = [self._keep(dev.alloc(tl)) for _ in names]
             nrm = (Xc.astype(np.float64) ** 2).sum(axis=1)
@@ -976,21 +1174,11 @@ class _Run:
                                 accumulate="add" if k > 0 else None)
                 self.passes.append(p)
         self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])
-        self.split = sweep_passes(update_kernel(source, dev.max_outputs, self.tile_jb,
-                                                self.tile_s_lane, self.k_pts), n, d,
-                                  source, self.chunks, dev.loop_cap,
-                                  float_blend=dev.float_blending, unroll=self.tile_unroll)
+        self.split = geo.split
         self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
         self._chains.append(self.stress_sum)
 
     # ---- helpers ---------------------------------------------------------------------------
-    def _fits(self, shape):
-        try:
-            self.dev.layout(shape, True, "row")
-            return True
-        except ValueError:
-            return False
-
     def _keep(self, a):
         self._arrays.append(a)
         return a
@@ -1139,7 +1327,8 @@ def reference_fit(X, Y0, n_iter, learning_rate=0.5, step="source"):
     """Float64 numpy Sammon with the same rules as :class:`Sammon` (dense; for N <= ~5,000).
 
     Returns (Y, stress history). ``step="source"``: eq. 3 with eq. 4's mu; ``"adaptive"``:
-    the normalised first step and the bold-driver rule of the class.
+    the normalised first step (eq. 4's mu of X / scale, as :meth:`Sammon.fit` takes it) and
+    the bold-driver rule of the class.
     """
     X = np.asarray(X, dtype=np.float64)
     sq = (X ** 2).sum(1)
@@ -1150,6 +1339,10 @@ def reference_fit(X, Y0, n_iter, learning_rate=0.5, step="source"):
     n = len(X)
     sum_dn = Dn.sum()
     mu = 2.0 * learning_rate / sum_dn
+    if step != "source":
+        # the class applies learning_rate to X / scale_ (scale invariant): in the units of X
+        # eq. 4's mu times scale^2
+        mu *= data_scale(X)[1] ** 2
     floor = DM_FLOOR * sum_dn / (n * (n - 1))
     Y = np.asarray(Y0, dtype=np.float64).copy()
     E, G = reference_terms(Dn, Y, floor)

@@ -44,6 +44,7 @@ intercept_, n_iter_``).
 """
 from __future__ import annotations
 
+import math
 import time
 import warnings
 
@@ -53,10 +54,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..engine import validation as val
+from ..engine.errors import TooLargeError
 from ..engine.kernels import In, Split, declare
+from ..engine.layout import Layout
 from ..engine.limits import ceil_div
 from ..engine.plans import PassPlan, register_plan
 from ..ops import reduce as _reduce
+from ..ops import rbf as _rbf
 from ..ops.rbf import (DATA_INPUTS, RBF_PAIR_D2, RBFData, over_cap, pair_passes,
                        rbf_matrix_host)
 
@@ -552,6 +556,105 @@ def _rho(alpha, G, y, C):
     return float((ub + lb) / 2)
 
 
+# ---- what float32 can hold: checked on the host before any device work ----------------------
+_F32_MAX = float(np.finfo(np.float32).max)
+#: float32's smallest normal number: a GPU may flush anything smaller to 0
+_F32_TINY = float(np.finfo(np.float32).tiny)
+#: exp(-t) is 0 in float32 for t past this (exp(-104) < 2^-149, the smallest subnormal)
+_EXP_ZERO = 104.0
+#: most error the flushing of tiny squared distances may add to a kernel value
+#: (gamma x n_features x _F32_TINY): about the float32 rounding of the kernel itself
+_UNDERFLOW_TOL = 2.0 ** -20
+
+
+def _scale_hint(gamma_name):
+    return ("scale X (with gamma='scale' the kernel does not change when X is scaled)"
+            if gamma_name is None else f"scale X, or {gamma_name} with it")
+
+
+def check_rbf_range(X, gamma: float, gamma_name: str | None = None) -> None:
+    """Refuse data ``X`` (float64 host array) and ``gamma`` whose RBF kernel the device,
+    computing ``exp(-gamma sum_k (x_k - y_k)^2)`` in float32, cannot evaluate: values beyond
+    float32's range; squared distances past float32's largest value (they overflow to inf)
+    unless gamma makes every such pair's kernel 0 anyway (gamma x 3.4e38 >= 104); gamma
+    itself outside float32's normal range where it matters (a GPU flushes subnormal numbers
+    to 0); and squared distances below float32's smallest normal number (flushed to 0) where
+    gamma weighs them (gamma x n_features x 1.2e-38 > 2^-20). ``gamma_name``: the parameter
+    that set gamma (None: gamma="scale", derived from X's variance, so that scaling X leaves
+    the kernel unchanged). Bounds from the data in
+    O(n_samples n_features): the largest squared distance is at most the sum over features
+    of their squared ranges. Raises ValueError naming X (and the gamma parameter)."""
+    hi = X.max(axis=0).astype(np.float64)
+    lo = X.min(axis=0).astype(np.float64)
+    n_feat = X.shape[1]
+    big = float(max(hi.max(), -lo.min()))
+    if big > _F32_MAX:
+        raise ValueError(f"X: values up to {big:.3g} are beyond float32's range "
+                         f"(+-{_F32_MAX:.4g}); the device holds X in float32")
+    span = hi - lo
+    top = float(span.max())
+    d2_max = top * top * float(((span / top) ** 2).sum()) if top > 0 else 0.0
+    fit = math.sqrt(_F32_MAX / n_feat) / 2
+    if d2_max >= _F32_MAX and gamma * _F32_MAX < _EXP_ZERO:
+        raise ValueError(
+            f"X: squared distances between samples reach {d2_max:.3g}, beyond float32's "
+            f"largest value {_F32_MAX:.4g}: the device's RBF kernel would overflow (inf, then "
+            f"NaN) where gamma = {gamma:.3g} still gives pairs a weight. With {n_feat} "
+            f"feature(s) every squared distance fits float32 when |X| <= {fit:.3g} "
+            f"(sqrt(3.4e38 / n_features) / 2); {_scale_hint(gamma_name)}")
+    if gamma_name is None:
+        _check_underflow(gamma, n_feat, big, gamma_name)
+    if gamma > _F32_MAX:
+        who = f"{gamma_name}={gamma:.3g}" if gamma_name else \
+            f"gamma = {gamma:.3g} (from X's variance {1.0 / (gamma * n_feat):.3g})"
+        raise ValueError(f"X: {who} is beyond float32's range ({_F32_MAX:.4g}); the "
+                         f"device's kernel would be NaN. {_scale_hint(gamma_name)}")
+    if gamma < _F32_TINY and gamma * d2_max > _UNDERFLOW_TOL:
+        who = f"{gamma_name}={gamma:.3g}" if gamma_name else \
+            f"gamma = {gamma:.3g} (from X's variance {1.0 / (gamma * n_feat):.3g})"
+        raise ValueError(f"X: {who} is below float32's smallest normal number "
+                         f"{_F32_TINY:.3g}, which a GPU flushes to 0 (every kernel value "
+                         f"1), while the squared distances of X reach {d2_max:.3g}; "
+                         f"{_scale_hint(gamma_name)}")
+    _check_underflow(gamma, n_feat, big, gamma_name)
+
+
+def _check_underflow(gamma, n_feat, big, gamma_name):
+    if gamma * n_feat * _F32_TINY > _UNDERFLOW_TOL:
+        most = _UNDERFLOW_TOL / (n_feat * _F32_TINY)
+        who = f"{gamma_name}={gamma:.3g}" if gamma_name else \
+            f"gamma = {gamma:.3g} (from X's variance {1.0 / (gamma * n_feat):.3g})"
+        raise ValueError(
+            f"X: squared distances below float32's smallest normal number "
+            f"{_F32_TINY:.3g} (|X| is at most {big:.3g} here) are flushed to 0 on the device, "
+            f"while {who} weighs them: the kernel's exponent gamma x d^2 could be off by up "
+            f"to {gamma * n_feat * _F32_TINY:.3g}. gamma must be at most {most:.3g} "
+            f"(2^-20 / (n_features x 1.2e-38)) for X in float32; {_scale_hint(gamma_name)}")
+
+
+def check_fits(dev, n_points: int, n_features: int) -> None:
+    """Refuse, before any allocation, a binary problem of ``n_points`` training points whose
+    device arrays (the data in two layouts, the per-point vectors) would not fit ``dev``'s
+    texture limit; ValueError naming X."""
+    mx = dev.max_texture_size
+    npad = _padded(n_points)
+    try:
+        for order in ("col", "row"):
+            Layout(npad, int(n_features), True, order, mx)
+        if _rbf.VECTOR_WRAP is not None:
+            Layout.wrapped_vector(npad, _rbf.VECTOR_WRAP, mx)
+        else:
+            Layout(1, npad, True, "row", mx)
+    except TooLargeError:
+        texels = npad * ceil_div(int(n_features), 4)
+        raise ValueError(
+            f"X: {n_points} samples x {n_features} features do not fit this device: one "
+            f"binary problem's training data (its points padded to {npad}) take {texels} "
+            f"texels per copy, more than the {mx} x {mx} = {mx * mx} texels of one texture "
+            f"(the device's max_texture_size {mx}); use fewer samples or features") from None
+
+
+
 class SVC(ClassifierMixin, BaseEstimator):
     """C-support vector classifier with an RBF kernel, trained by SMO on the device.
 
@@ -622,7 +725,6 @@ class SVC(ClassifierMixin, BaseEstimator):
         """Train one binary SMO problem per pair of classes (one-vs-one)."""
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], ensure_min_samples=2)
         check_classification_targets(y)
-        gamma = self._check_params(X)
         classes, yi = np.unique(y, return_inverse=True)
         if len(classes) < 2:
             raise ValueError(f"y has a single class ({classes[0]!r}); a classifier needs two "
@@ -630,8 +732,15 @@ class SVC(ClassifierMixin, BaseEstimator):
         if len(X) >= _reduce.MAX_INDEX:
             raise ValueError(f"X has {len(X)} points; at most {_reduce.MAX_INDEX - 1} "
                              "(float32 indices)")
-        X = X.astype(np.float32)
+        # sizes first, from the shapes alone: nothing is allocated for a problem the device
+        # cannot hold (the largest one-vs-one problem: the two largest classes)
         dev = val.pick_device(self.device, [])
+        counts = np.sort(np.bincount(yi))
+        check_fits(dev, int(counts[-1] + counts[-2]), X.shape[1])
+        gamma = self._check_params(X)
+        check_rbf_range(X, gamma, None if (isinstance(self.gamma, str) and
+                                          self.gamma == "scale") else "gamma")
+        X = X.astype(np.float32)
         self.classes_ = classes
         self._gamma = gamma
         nc = len(classes)
@@ -696,6 +805,10 @@ class SVC(ClassifierMixin, BaseEstimator):
     def _check_fitted(self, X):
         check_is_fitted(self, "support_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        big = float(max(X.max(), -X.min()))
+        if big > _F32_MAX:
+            raise ValueError(f"X: values up to {big:.3g} are beyond float32's range "
+                             f"(+-{_F32_MAX:.4g}); the model was trained on float32 data")
         return X.astype(np.float32).astype(np.float64)
 
     def _ovo(self, X):
@@ -703,8 +816,14 @@ class SVC(ClassifierMixin, BaseEstimator):
         nc = len(self.classes_)
         starts = np.concatenate([[0], np.cumsum(self.n_support_)])
         out = np.empty((len(X), nc * (nc - 1) // 2))
+        # both sides moved by the support vectors' centre: rbf_matrix_host's |a|^2 + |b|^2 -
+        # 2 a.b then cancels relative to the data's spread, not to its offset (data at 1e4
+        # with a spread of 1e-3 lost ~5% of every squared distance in float64 otherwise)
+        sv = self.support_vectors_
+        centre = sv.mean(axis=0) if len(sv) else np.zeros(X.shape[1])
+        sv = sv - centre
         for lo in range(0, len(X), 2048):
-            K = rbf_matrix_host(X[lo:lo + 2048], self.support_vectors_, self._gamma)
+            K = rbf_matrix_host(X[lo:lo + 2048] - centre, sv, self._gamma)
             p = 0
             for a in range(nc):
                 sa = slice(starts[a], starts[a + 1])
@@ -718,7 +837,25 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Decision values: (n,) for two classes (positive -> ``classes_[1]``), else (n,
-        n_classes) ("ovr", libsvm's vote-based transform) or (n, n_pairs) ("ovo")."""
+        n_classes) ("ovr", libsvm's vote-based transform) or (n, n_pairs) ("ovo").
+
+        Accuracy: computed on the host in float64 from ``support_vectors_`` (the float32
+        training data), ``dual_coef_``, ``intercept_`` and gamma, both sides centred on the
+        support vectors' mean first, so f(x) = sum_s c_s exp(-gamma |x - x_s|^2) + b is the
+        fitted model's to float64 rounding: |f - f64| <= (n_SV + n_features + 4) 2^-53
+        (sum |c_s| (1 + gamma d2_max) + |b|). X is rounded to float32 as the training data
+        were; X beyond float32's range is refused (ValueError naming X).
+
+        The model itself is the float32 solver's (u = 2^-24). Each kernel value it uses,
+        exp(-gamma d^2) with d^2 summed in float32 over the features, is within
+        (n_features + 6) u of the exact one (t e^-t <= 1/e bounds the propagated error of
+        d^2), and ``fit`` refuses the data and gammas where float32 could not hold the
+        squared distances (:func:`check_rbf_range`). The gradient G is updated in float32
+        once per iteration, so after ``n_iter_`` iterations ``intercept_`` (libsvm's rule on
+        G) is within about (n_iter_ + 1) u (max |G| + 2 C (n_features + 8) + n_SV C) of the
+        same rule on float64 G = Q alpha - 1 for the fitted alphas; the stop (duality gap <
+        tol) is tested on that float32 G. ``tests/test_algorithm_guards.py`` checks both.
+        """
         X = self._check_fitted(X)
         dec = self._ovo(X)
         nc = len(self.classes_)

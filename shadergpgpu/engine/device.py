@@ -262,7 +262,7 @@ class Device:
         the pass bound to a released array."""
         p = self._placeholder
         if p is None or p.released:
-            p = self._placeholder = self.zeros((1, 1))
+            p = self._placeholder = self.array(np.zeros((1, 1)))  # uploaded: no pass drawn
         return p
 
     # ---- kernels and passes -------------------------------------------------------------
