@@ -220,28 +220,28 @@ class Pass:
         self._state = c.state
         for n, a in list(self.inputs.items()) + list(self.outputs.items()):
             self.values[f"sg_{n}_shape"] = a.layout.shape_uniform
-        self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
-        outs = self._outs = [self.outputs[n] for n in c.output_names]
-        self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
-                                                    ("output", self.outputs))
-                        for n, a in t.items()]
-        self._fbo = dev._framebuffer(outs)
+        self._tables()
+        self._fbo = dev._framebuffer(self._outs)
         self._fbo_epoch = dev._fbo_epoch
-        self._rebound = False
-        self._viewport, self._fragments = dev._viewport(outs, self.rect)
+        self._viewport, self._fragments = dev._viewport(self._outs, self.rect)
         self._plan()
         c.state.owner = None
         self._epoch = dev._epoch
+
+    def _tables(self):
+        """What the draws use, from ``inputs``/``outputs`` (no GL work)."""
+        c = self.compiled
+        self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
+        self._outs = [self.outputs[n] for n in c.output_names]
+        self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
+                                                    ("output", self.outputs))
+                        for n, a in t.items()]
 
     def _check_live(self):
         """Called when the device's epoch moved: refuse released arrays, rebuild what a cache
         dropped (compiled kernel, framebuffer)."""
         dev = self.device
         dev._check_alive()
-        if self._rebound:
-            self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
-                                                        ("output", self.outputs))
-                            for n, a in t.items()]
         for role, n, a in self._arrays:
             if a.released:
                 raise ValueError(
@@ -250,12 +250,6 @@ class Pass:
         if not self.compiled.alive:  # the compiled-kernel cache dropped it: compile again
             self._refresh()
             return
-        if self._rebound:
-            c = self.compiled
-            self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
-            self._outs = [self.outputs[n] for n in c.output_names]
-            self._fbo_epoch = -1
-            self._rebound = False
         if self._fbo_epoch != dev._fbo_epoch:  # a framebuffer was dropped: fetch ours again
             self._fbo = dev._framebuffer(self._outs)
             self._fbo_epoch = dev._fbo_epoch
@@ -313,9 +307,12 @@ class Pass:
         dev._check_no_feedback({**self.inputs, **new_in}, {**self.outputs, **new_out})
         self.inputs.update(new_in)
         self.outputs.update(new_out)
-        # resolved at the next draw (an array bound earlier may have been released meanwhile:
-        # the draw refuses it then, so ping-pong code may release and re-bind in any order)
-        self._rebound = True
+        self._tables()
+        # checked and resolved at the next draw (an array bound earlier may have been released
+        # meanwhile: the draw refuses it then, so ping-pong code may release and re-bind in any
+        # order); the pass keeps no reference to an array it no longer uses
+        if new_out:
+            self._fbo_epoch = -1
         self._epoch = -1
         return self
 
