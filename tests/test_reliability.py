@@ -12,18 +12,10 @@ import shadergpgpu as sg
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 
+from kernels_for_tests import ROWSUM
+
 CONST = "void main() { OUT = vec4(a); }"
-ROWSUM = sg.Kernel(source="""
-void main() {
-    vec4 s = vec4(0.0);
-    for (int l = 0; l < 4; ++l) {
-        if (!OUT_live(l)) continue;
-        int r = OUT_pos(l).y;
-        for (int c = cols_begin; c < cols_end; ++c) s[l] += X_at(r, c);
-    }
-    OUT = s;
-}""", inputs=("X",), split=sg.Split("cols", length=lambda a: a.X.cols, cost=4, extra=4),
-    name="rowsum")
+
 
 
 def _rss_mb() -> float:

@@ -37,6 +37,8 @@ from shadergpgpu.ops import sort as sort_ops
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 from shadergpgpu.ops.reduce import ReductionKernel
 
+from kernels_for_tests import rowsum_kernel
+
 EXAMPLES = int(os.environ.get("SG_FUZZ_EXAMPLES", "12"))
 STEPS = int(os.environ.get("SG_FUZZ_STEPS", "30"))
 SEED = os.environ.get("SG_FUZZ_SEED")
@@ -45,16 +47,6 @@ SEED = os.environ.get("SG_FUZZ_SEED")
 # GL program, the case where per-kernel uniform records went wrong) ---------------------------
 AXB_SRC = "void main() { ivec2 g = OUT_grid(); OUT = a * X_texel(g.x, g.y) + b; }"
 CONST_SRC = "void main() { OUT = vec4(a); }"
-ROWSUM_SRC = """
-void main() {
-    vec4 s = vec4(0.0);
-    for (int l = 0; l < 4; ++l) {
-        if (!OUT_live(l)) continue;
-        int r = OUT_pos(l).y;
-        for (int c = cols_begin; c < cols_end; ++c) s[l] += X_at(r, c);
-    }
-    OUT = s;
-}"""
 ELEMENTWISE = [("float32 x, float32 a", "float32 y", "y = a * x + 1.0"),
                ("float32 x, float32 z", "float32 y", "y = x - 2.0 * z")]
 REDUCTIONS = [("float32 x", "float32 y", "x * x", "a + b", "y = sqrt(a)", 0),
@@ -201,9 +193,7 @@ class Sequences(RuleBasedStateMachine):
         elif kind == "const":
             k = sg.Kernel(source=CONST_SRC, uniforms={"a": "float"})
         else:
-            k = sg.Kernel(source=ROWSUM_SRC, inputs=("X",),
-                          split=sg.Split("cols", length=lambda a: a.X.cols, cost=4, extra=4),
-                          name="rowsum")
+            k = rowsum_kernel()
         return (kind, k)
 
     def _out_for(self, kind, x):
