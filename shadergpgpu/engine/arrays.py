@@ -202,8 +202,7 @@ class DeviceArray(Releasable):
             tex, self.texture = self.texture, None
             dev._epoch += 1  # prepared passes that use this array must not draw with it
             if dev._token.alive:
-                dev.activate()  # the pool may delete a texture: in this device's context
-                dev.pool.give(tex)
+                dev.pool.give(tex)  # a texture it deletes is deleted in dev's context
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

@@ -456,7 +456,10 @@ class Device:
                                  "use a second array (ping-pong)")
 
     def _forget_texture(self, tex) -> None:
-        """Drop cached framebuffers that attach ``tex`` (it is about to be deleted)."""
+        """Drop cached framebuffers that attach ``tex`` (it is about to be deleted, in this
+        device's context: made current here, since an array may be released while another
+        device is current)."""
+        self.activate()
         glo = tex.glo
         for key in [k for k in self._fbos.keys() if glo in k]:
             self._epoch += 1
