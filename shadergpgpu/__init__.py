@@ -7,7 +7,13 @@ fragment-shader render pass. The package is layered (see README.md):
 * :mod:`shadergpgpu.ops`: reusable operations (reductions, RBF, ...);
 * :mod:`shadergpgpu.algorithms`: backprop, sgemm, blur, svm, sammon;
 * :mod:`shadergpgpu.frontends`: the ``shadergpgpu`` command, reports, window.
+
+The operations and estimators are also here, one import away (``sg.ElementwiseKernel``,
+``sg.sgemm``, ``sg.MLP``, ``sg.SVC`` ...); they load on first use, so ``import shadergpgpu``
+stays light (no scikit-learn, scipy or Dask until needed).
 """
+from importlib import import_module as _import_module
+
 from .engine import (BufferLayout, Capabilities, CapabilityError, Device, DeviceArray, In,
                      Kernel, Layout, LoopBudgetError, Pass, PassCounter, PingPong, Scope,
                      ShaderCompileError, ShaderGPGPUError, Split, TexturePool, TooLargeError,
@@ -16,9 +22,36 @@ from .engine import builtin
 
 __version__ = "0.2.0"
 
+#: name -> module it lives in, imported on first access (PEP 562)
+_LAZY = {
+    "ElementwiseKernel": "ops.elementwise", "ReductionKernel": "ops.reduce",
+    "sum": "ops.reduce", "dot": "ops.reduce", "norm": "ops.reduce",
+    "cumsum": "ops.scan", "sort": "ops.sort", "argsort": "ops.sort",
+    "sgemm": "algorithms.sgemm", "gaussian_blur": "algorithms.blur",
+    "MLP": "algorithms.backprop", "MLPClassifier": "algorithms.backprop",
+    "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
+}
+_SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        value = getattr(_import_module(f"{__name__}.{_LAZY[name]}"), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return _import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | set(_SUBMODULES))
+
+
 __all__ = [
     "BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In", "Kernel",
     "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
     "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool", "TooLargeError",
     "builtin", "get_device", "layout_for", "__version__",
+    *_LAZY,
 ]
