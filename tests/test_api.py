@@ -37,3 +37,31 @@ def test_import_stays_light():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
+# ---- CuPy's conventions ------------------------------------------------------------------------
+def test_reduction_identity_as_c_text_and_name_positional():
+    l2 = sg.ReductionKernel("float32 x", "float32 y", "x * x", "a + b", "y = sqrt(a)", "0",
+                            "l2norm")
+    assert l2.name == "l2norm"
+    np.testing.assert_allclose(l2(np.full((3, 4), 2.0)), np.sqrt(48.0), rtol=1e-6)
+    mx = sg.ReductionKernel("float32 x", "float32 y", "x", "max(a, b)", "y = a", "-INFINITY",
+                            "vmax")
+    assert mx.identity == -np.inf and float(mx(np.array([-5.0, -3.0]))) == -3.0
+    assert sg.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "1.5f").identity \
+        == 1.5
+
+
+def test_reduction_identity_text_that_is_no_number_names_identity():
+    import pytest
+    with pytest.raises(ValueError, match="identity 'zero'"):
+        sg.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "zero")
+
+
+def test_elementwise_on_scalars_only_returns_0d_arrays():
+    k = sg.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x * y + 1.0", name="f")
+    r = k(2.0, 3.0)
+    assert isinstance(r, np.ndarray) and r.shape == () and float(r) == 7.0
+    two = sg.ElementwiseKernel("float32 x", "float32 a, float32 b", "a = x + 1.0; b = x * 2.0")
+    a, b = two(4.0)
+    assert a.shape == b.shape == () and (float(a), float(b)) == (5.0, 8.0)

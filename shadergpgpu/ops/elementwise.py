@@ -288,6 +288,11 @@ class ElementwiseKernel:
                             f"got {len(args)} arguments")
         ins, outs = args[:nin], args[nin:]
         arrays = tuple(not _is_scalar(v) for v in ins)
+        if nin and not any(arrays) and not outs:
+            # scalars only: computed as one element, returned as 0-d arrays (as CuPy does)
+            one = (np.asarray([ins[0]]),) + tuple(ins[1:])
+            r = self(*one, device=device)
+            return r.reshape(()) if nout == 1 else tuple(x.reshape(()) for x in r)
         shapes = []
         for (t, n), v, is_arr in zip(self.in_params, ins, arrays):
             if is_arr:

@@ -441,6 +441,26 @@ def _scalar(v, name: str) -> float:
     return float(v)
 
 
+_INFINITIES = {"infinity": float("inf"), "inf": float("inf"), "huge_valf": float("inf"),
+               "huge_val": float("inf"), "cudart_inf_f": float("inf")}
+
+
+def _identity_text(kname: str, text: str) -> float:
+    """A CuPy-style identity given as C source text (``"0"``, ``"-1.5f"``, ``"-INFINITY"``)."""
+    t = text.strip()
+    sign = -1.0 if t.startswith("-") else 1.0
+    body = t.lstrip("+-").strip()
+    if body.lower() in _INFINITIES:
+        return sign * _INFINITIES[body.lower()]
+    if body[-1:] in ("f", "F") and not body.lower().startswith("0x"):
+        body = body[:-1]
+    try:
+        return sign * float(body)
+    except ValueError:
+        raise ValueError(f"{kname}: identity {text!r} is not a number (CuPy-style identities "
+                         "are C literals such as '0', '1.0f' or '-INFINITY')") from None
+
+
 class ReductionKernel:
     """A reduction from expressions, with CuPy's ``ReductionKernel`` conventions.
 
@@ -490,6 +510,8 @@ class ReductionKernel:
         if identity is None:
             raise ValueError(f"{self.name}: identity is required (the value of an empty "
                              "reduction: 0 for a sum, -inf for a max ...)")
+        if isinstance(identity, str):   # CuPy passes the identity as C source text: "0"
+            identity = _identity_text(self.name, identity)
         self.identity = _scalar(identity, "identity") if not isinstance(identity, float) \
             else float(identity)
         names = {n for _, n in self.in_params}
