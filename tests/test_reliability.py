@@ -297,3 +297,55 @@ def test_tiny_sigma_returns_quickly():
     out = gaussian_blur(np.ones((4, 4), np.float32), 0.001)
     assert time.perf_counter() - t < 5.0
     np.testing.assert_array_equal(out, 1.0)
+
+
+# ---- threads: each thread its own default device; a device refuses a foreign thread -----------
+def test_threads_each_get_their_own_default_device():
+    import threading
+    k = ElementwiseKernel("float32 x, float32 a", "float32 y", "y = a * x")
+    results, errors, devices = {}, [], {}
+
+    def work(t):
+        try:
+            devices[t] = sg.get_device()
+            for i in range(20):
+                x = np.arange(50.0) + t
+                np.testing.assert_array_equal(k(x, float(i)), np.float32(i) * x.astype(np.float32))
+                assert R.total(devices[t], devices[t].array(x)) == float(x.sum())
+            results[t] = True
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    assert len(results) == 4 and len({id(d) for d in devices.values()}) == 4
+    assert all(d is not sg.get_device() for d in devices.values())
+
+
+def test_device_used_from_another_thread_refuses_clearly():
+    import threading
+    d = sg.Device()
+    a = d.array(np.arange(4.0))
+    caught = []
+
+    def other():
+        try:
+            d.array(np.ones(3))
+        except RuntimeError as e:
+            caught.append(str(e))
+        a.release()            # releasing from another thread is safe: given back later
+
+    try:
+        th = threading.Thread(target=other, name="worker-1")
+        th.start()
+        th.join()
+        assert caught and "worker-1" in caught[0] and "get_device" in caught[0]
+        b = d.array(np.arange(3.0))            # the owner thread takes the texture back
+        np.testing.assert_array_equal(b.get(), np.arange(3.0))
+        assert d.memory()["live_arrays"] == 1
+    finally:
+        d.release()

@@ -8,6 +8,7 @@ the pool, which hands it out again for the next array of the same texture size.
 """
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, defaultdict
 
 import moderngl
@@ -201,8 +202,12 @@ class DeviceArray(Releasable):
             dev = self.device
             tex, self.texture = self.texture, None
             dev._epoch += 1  # prepared passes that use this array must not draw with it
-            if dev._token.alive:
+            if not dev._token.alive:
+                return              # the context took every texture with it
+            if threading.current_thread() is dev._thread:
                 dev.pool.give(tex)  # a texture it deletes is deleted in dev's context
+            else:                   # e.g. collected in another thread: given back later
+                dev._orphans.append(tex)
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 import os
+import threading
 import weakref
 
 import moderngl
@@ -84,6 +85,8 @@ class Device:
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
                                                             window_size, title)
         self._token = _Token()
+        self._thread = threading.current_thread()
+        self._orphans: list = []  # textures of arrays released in other threads
         # what could leave a prepared pass pointing at something gone (an array released, a
         # framebuffer or compiled kernel dropped, trim) moves the epoch; passes check on change
         self._epoch = 0
@@ -147,6 +150,13 @@ class Device:
             if not token.alive:
                 raise RuntimeError("this Device has been released; create a new one "
                                    "(shadergpgpu.Device()) for further work")
+            if threading.current_thread() is not self._thread:
+                raise RuntimeError(
+                    f"this Device belongs to thread {self._thread.name!r} and is used from "
+                    f"thread {threading.current_thread().name!r}: a GL context is current in "
+                    "one thread at a time. Use each device from the thread that created it: "
+                    "shadergpgpu.get_device() (and every call without device=) gives each "
+                    "thread its own device, or create a Device in the thread")
             if self.window is not None:
                 import glfw
                 glfw.make_context_current(self.window)
@@ -181,6 +191,10 @@ class Device:
             raise ValueError(f"layout wraps at {layout.max_size} texels, more than this "
                              f"device's texture size {self.max_texture_size}")
         self.activate()
+        if self._orphans:
+            orphans, self._orphans = self._orphans, []
+            for tex in orphans:
+                self.pool.give(tex)
         shape = (layout.rows, layout.cols) if shape is None else _shape_tuple(shape)
         return DeviceArray(self, layout, shape, self.pool.take(layout.tex_size))
 
@@ -769,12 +783,13 @@ def _shape_tuple(shape) -> tuple:
     return tuple(int(s) for s in shape)
 
 
-_default = None
+_defaults = threading.local()
 
 
 def get_device(**kwargs) -> Device:
-    """The process-wide default device, created on first use (kwargs apply then only)."""
-    global _default
-    if _default is None:
-        _default = Device(**kwargs)
-    return _default
+    """This thread's default device, created on its first use in the thread (kwargs apply then
+    only): calls without ``device=`` from several threads each run on their own GL context."""
+    d = getattr(_defaults, "device", None)
+    if d is None or d.released:
+        d = _defaults.device = Device(**kwargs)
+    return d

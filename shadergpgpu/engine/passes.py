@@ -9,6 +9,7 @@ shaded and, when timing is on, the GPU time from timer queries. The pass-count r
 from __future__ import annotations
 
 import math
+import threading
 from collections import defaultdict
 from contextlib import contextmanager
 
@@ -493,10 +494,12 @@ def _binder(arr):
     return tex.use if tex is not None and type(arr).__name__ == "DeviceArray" else arr.bind
 
 
-class ContextState:
-    """Which device's GL context is current in this process: the current device's token (a
-    plain object, so that this record never keeps a dropped device alive). The library is not
-    thread-safe: use a device from the thread that made it."""
+class ContextState(threading.local):
+    """Which device's GL context is current in this thread: the current device's token (a
+    plain object, so that this record never keeps a dropped device alive). A GL context is
+    current in one thread at a time: a device is used from the thread that made it (another
+    thread gets a clear error; :func:`~shadergpgpu.engine.device.get_device` gives each thread
+    its own default device)."""
 
     current = None
 
