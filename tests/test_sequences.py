@@ -419,6 +419,20 @@ class Sequences(RuleBasedStateMachine):
         B = rng.integers(-4, 5, (k, n)).astype(np.float64)
         _close(sgemm(A, B, device=self.devs[d]), A @ B, "sgemm")
 
+    @rule(x=arrays, trans=st.booleans())
+    def sgemm_arrays(self, x, trans):
+        """The product of a device array (any layout) with its own transpose."""
+        from shadergpgpu.algorithms.sgemm import sgemm
+        if not x.live or x.ref.ndim != 2:
+            return
+        try:
+            got = sgemm(x.a, x.a, trans_a=trans, trans_b=not trans)
+        except LoopBudgetError:
+            return
+        exp = x.ref.T @ x.ref if trans else x.ref @ x.ref.T
+        _close(got.get(), exp, "sgemm of device arrays")
+        got.release()
+
     @rule(d=st.integers(0, 2), h=st.integers(2, 12), w=st.integers(2, 12),
           sigma=st.sampled_from([0.7, 1.5, 3.0]), method=st.sampled_from(["recursive", "exact"]),
           seed=st.integers(0, 2**16))
