@@ -540,8 +540,11 @@ class Device:
             for i, (lo, hi) in enumerate(cuts):
                 c.put(nb, lo)
                 c.put(ne, hi)
+                seen = self._fbo_epoch
                 drawn += self._issue(c, fbo, arrs, viewport,
                                      mode if i == 0 else split.combine, frags, rebind)
+                if self._fbo_epoch != seen:  # an emulated accumulation's framebuffers may
+                    fbo = self._framebuffer(arrs)  # have pushed ours out of the cache
             return drawn
         from .builtin import COPY
         with self.scope() as s:

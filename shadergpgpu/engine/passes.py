@@ -469,9 +469,13 @@ class Pass:
             viewport, frags = dev._viewport(outs, rect)
             if self._work is not None:
                 dev.counter.add_work(frags, self._work)
+            seen = dev._fbo_epoch
             drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
             if self._state.owner is not self:  # an emulated accumulation ran other kernels
                 self._restore()
+            if dev._fbo_epoch != seen:  # ... and its framebuffers may have pushed ours out
+                fbo = self._fbo = dev._framebuffer(outs)
+                self._fbo_epoch = dev._fbo_epoch
         return drawn
 
 
