@@ -349,3 +349,21 @@ def test_device_used_from_another_thread_refuses_clearly():
         assert d.memory()["live_arrays"] == 1
     finally:
         d.release()
+
+
+def test_dropping_a_device_while_another_is_current_spares_the_other():
+    b = sg.Device()
+    try:
+        bx = b.array(np.arange(16.0))
+        k = ElementwiseKernel("float32 x", "float32 y", "y = x + 1.0")
+        for _ in range(5):
+            a = sg.Device()
+            ax = a.array(np.ones(100))
+            ay = k(ax)
+            k(bx).release()                    # b is current when a is collected
+            del a, ax, ay
+            gc.collect()
+            np.testing.assert_array_equal(k(bx).get(), np.arange(16.0) + 1)
+            np.testing.assert_array_equal(bx.get(), np.arange(16.0))
+    finally:
+        b.release()
