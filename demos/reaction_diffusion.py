@@ -8,7 +8,6 @@ from PIL import Image
 
 import _demo  # demos/_demo.py: one-line argument errors, the out/ folder, optional packages
 import shadergpgpu as sg
-from shadergpgpu.ops.elementwise import ElementwiseKernel
 
 # One pass per step: 5-point Laplacian (periodic borders) plus the reaction, both fields at once.
 STEP = sg.Kernel(source="""
@@ -27,7 +26,7 @@ void main() {
 }""", inputs=("U", "V"), outputs=2, name="gray_scott",
     uniforms={"Du": ("float", 0.16), "Dv": ("float", 0.08), "F": ("float", 0.035),
               "k": ("float", 0.065), "dt": ("float", 1.0)})
-SHADE = ElementwiseKernel("float32 v", "float32 g", "g = clamp(4.0 * v, 0.0, 1.0)", name="shade")
+SHADE = sg.ElementwiseKernel("float32 v", "float32 g", "g = clamp(4.0 * v, 0.0, 1.0)", name="shade")
 
 
 def bounded(lo, hi):
