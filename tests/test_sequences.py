@@ -303,6 +303,38 @@ class Sequences(RuleBasedStateMachine):
         self.made.append(rec.out)
         self._run_pass(rec)
 
+    @rule(rec=passes, values=st.lists(small_ints, min_size=1, max_size=4))
+    def pass_repeat(self, rec, values):
+        """One draw per value of a uniform (the fast path of long multipass loops)."""
+        if rec is None or rec.kind == "rowsum":
+            return
+        if not (rec.out.live and (rec.kind == "const" or rec.x.live)):
+            with pytest.raises(ValueError, match="released"):
+                rec.p.repeat("a", values)
+            return
+        assert rec.p.repeat("a", values) == len(values)
+        rec.values["a"] = values[-1]
+        exp = rec.expected()
+        rec.out.ref = exp
+        _close(rec.out.a.get().reshape(exp.shape), exp, f"repeat of a {rec.kind} pass")
+
+    @rule(rec=passes, cut=st.integers(1, 15))
+    def pass_sweep(self, rec, cut):
+        """The output drawn in two sub-rectangles instead of one pass."""
+        if rec is None or rec.kind == "rowsum" or not rec.out.live or \
+                (rec.kind != "const" and not rec.x.live):
+            return
+        w, h = rec.out.a.layout.tex_size
+        if h < 2:
+            rects = [(0, 0, w, h)]
+        else:
+            k = 1 + cut % (h - 1)
+            rects = [(0, 0, w, k), (0, k, w, h - k)]
+        assert rec.p.sweep(rects) == len(rects)
+        exp = rec.expected()
+        rec.out.ref = exp
+        _close(rec.out.a.get().reshape(exp.shape), exp, f"sweep of a {rec.kind} pass")
+
     @rule(rec=passes)
     def release_pass_output(self, rec):
         """The output goes back to the pool; the next array of its size may take the texture,
