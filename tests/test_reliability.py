@@ -367,3 +367,23 @@ def test_dropping_a_device_while_another_is_current_spares_the_other():
             np.testing.assert_array_equal(bx.get(), np.arange(16.0))
     finally:
         b.release()
+
+
+def test_pass_set_after_trim_while_another_device_is_current():
+    """Found by the sequence test: set() rebuilt a dropped program and framebuffer in whatever
+    context was current."""
+    d1, d2 = sg.Device(), sg.Device()
+    try:
+        K = sg.Kernel(source="void main() { ivec2 g = OUT_grid(); OUT = a * X_texel(g.x, g.y) + b; }",
+                      inputs={"X": sg.In(like="OUT")}, uniforms={"a": "float", "b": "float"})
+        x = d2.array(np.arange(8.0).reshape(2, 4))
+        out = d2.empty_like(x)
+        p = d2.prepare(K, out, inputs={"X": x}, uniforms={"a": 2.0, "b": 0.0})
+        d2.trim()
+        d1.trim()                     # d1 current
+        p.set(b=1.0)
+        p.run()
+        np.testing.assert_array_equal(out.get(), 2.0 * np.arange(8.0).reshape(2, 4) + 1.0)
+    finally:
+        d1.release()
+        d2.release()

@@ -618,6 +618,8 @@ class Device:
         multipass algorithms flush as they go. No-op while timing (each pass is waited for)."""
         if self.timing:
             return
+        if CONTEXT.current is not self._token:
+            self.activate()
         f = self._flush_fn
         if f is None:
             from .glraw import GLRaw

@@ -277,7 +277,10 @@ class Pass:
         """Set uniform values that stay until changed."""
         vals, _ = self.kernel.check_call(self.inputs, self.outputs, uniforms, self.defines,
                                          partial=True)
-        if self.device._epoch != self._epoch:
+        dev = self.device
+        if CONTEXT.current is not dev._token:
+            dev.activate()  # a rebuild below makes GL objects: in this device's context
+        if dev._epoch != self._epoch:
             self._check_live()
         for n in uniforms:
             self.values[n] = vals[n]
