@@ -278,7 +278,6 @@ class BinarySMO:
         self.krow = None if self.fuse_gain else self._keep(self.data.vector())
         self.d2 = self._keep(self.data.vector()) if self.split or self.ksrc == 2 else None
         self.state_texel = npad // 4 - 1
-        self._read_fbos = {}
         self.passes_run = 0
 
     def _keep(self, a):
@@ -394,9 +393,9 @@ class BinarySMO:
         """The device step's state texel (iterations, flag, gap, 0) of alpha vector ``a``."""
         x, y, _ = a.layout.texel_of(0, 4 * self.state_texel)
         self.dev.activate()
-        fbo = self._read_fbos.get(id(a))
-        if fbo is None:  # a framebuffer of our own, only to read one texel back
-            fbo = self._read_fbos[id(a)] = self.dev.ctx.framebuffer(color_attachments=[a.texture])
+        # the device's framebuffer cache: keyed by the texture, dropped when it is deleted (a
+        # cache of our own keyed by id(a) could outlive a and hand its id to another array)
+        fbo = self.dev._framebuffer([a])
         return np.frombuffer(fbo.read(viewport=(x, y, 1, 1), components=4, dtype="f4"),
                              np.float32)[:4]
 
@@ -488,9 +487,6 @@ class BinarySMO:
         return cur
 
     def release(self):
-        for f in self._read_fbos.values():
-            f.release()
-        self._read_fbos = {}
         for a in self._arrays:
             a.release()
         self._arrays = []
