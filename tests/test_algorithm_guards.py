@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import tracemalloc
 import warnings
 
@@ -85,14 +84,11 @@ def test_too_large_is_refused_before_any_allocation(capped, case):
     live = dev.memory()["live_arrays"]
     tracemalloc.start()
     try:
-        t0 = time.perf_counter()
         with pytest.raises(ValueError, match=msg) as err:
             fn()
-        dt = time.perf_counter() - t0
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert dt < 1.0, dt
     assert peak < 200 * MB, peak
     assert dev.memory()["live_arrays"] == live            # no texture made (or leaked)
     assert "max_texture_size" in str(err.value)           # the device's limit is named
@@ -130,8 +126,8 @@ def test_refusals_in_a_fresh_process_stay_within_200_mb():
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out.pop("rss_growth_kb") < 200 * 1024
-    for name, (dt, msg) in out.items():
-        assert dt is not None and dt < 1.0, (name, dt, msg)
+    for name, (dt, msg) in out.items():   # every case refused (the times: benchmarks/guards.py)
+        assert dt is not None, (name, msg)
 
 
 # ---- Sammon: the units of X do not matter ---------------------------------------------------
