@@ -14,7 +14,7 @@ within 2e-3 of its range for sigma <= 10, like rand itself).
 
 import numpy as np
 import pytest
-from scipy.ndimage import gaussian_filter
+from test_blur import reference
 
 from shadergpgpu.algorithms import blur
 from shadergpgpu.algorithms.blur import (IDENTITY_SIGMA, MAX_RECURSIVE_SIGMA, gaussian_blur,
@@ -24,13 +24,6 @@ from shadergpgpu.algorithms.blur import (IDENTITY_SIGMA, MAX_RECURSIVE_SIGMA, ga
 METHODS = ("recursive", "exact")
 BOUND_R = {"recursive": 1.5e-3, "exact": 1e-5}
 BOUND_M = 2.5e-7
-
-
-def reference(img, sigma, border):
-    s = (sigma, sigma) if np.isscalar(sigma) else tuple(sigma)
-    if img.ndim == 3:
-        s = s + (0,)
-    return gaussian_filter(img.astype(np.float64), s, mode=border, truncate=4.0)
 
 
 def bound(img, method, border):

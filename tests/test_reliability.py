@@ -67,9 +67,7 @@ def test_negative_zero_uniform_is_written(dev):
 
 # ---- 4. prepared passes never draw with what is gone -----------------------------------------
 def test_prepared_pass_refuses_released_output_and_spares_new_arrays(dev):
-    K = sg.Kernel(source=CONST, uniforms={"a": "float"})
-    out = dev.zeros((4, 4))
-    p = dev.prepare(K, out, uniforms={"a": 2.0})
+    out, p = _const_pass(dev)
     out.release()
     z = dev.array(np.full((4, 4), 5.0))     # may take the released texture from the pool
     with pytest.raises(ValueError, match="output 'OUT'.*released"):
@@ -97,27 +95,27 @@ def test_prepared_pass_refuses_released_input(dev):
     other.release()
 
 
+def _const_pass(d, a=2.0):
+    """A 4x4 output and a prepared pass filling it with uniform ``a``."""
+    out = d.zeros((4, 4))
+    return out, d.prepare(sg.Kernel(source=CONST, uniforms={"a": "float"}), out,
+                          uniforms={"a": a})
+
+
 def test_prepared_pass_survives_framebuffer_eviction():
-    d = sg.Device(fbo_cache_size=4)
-    try:
-        K = sg.Kernel(source=CONST, uniforms={"a": "float"})
-        out = d.zeros((4, 4))
-        p = d.prepare(K, out, uniforms={"a": 2.0})
+    with sg.Device(fbo_cache_size=4) as d:
+        out, p = _const_pass(d)
         others = [d.zeros((i + 1, 3)) for i in range(70)]   # 70 other framebuffers
         p.run()
         np.testing.assert_array_equal(out.get(), 2.0)
         for o in others:
             np.testing.assert_array_equal(o.get(), 0.0)
-    finally:
-        d.release()
 
 
 def test_prepared_pass_and_reduction_survive_program_eviction():
     d = sg.Device(cache_size=2)
     try:
-        K = sg.Kernel(source=CONST, uniforms={"a": "float"})
-        out = d.zeros((4, 4))
-        p = d.prepare(K, out, uniforms={"a": 2.0})
+        out, p = _const_pass(d)
         rk = sg_reduction()
         x = d.array(np.arange(12.0).reshape(3, 4))
         assert float(rk(x, 2.0).get()[0]) == pytest.approx(132.0)
