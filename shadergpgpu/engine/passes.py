@@ -152,11 +152,6 @@ class Compiled:
             elif sampler in program:
                 program[sampler].value = unit
 
-    @property
-    def held(self) -> dict:
-        """Uniform values the (shared) program holds now."""
-        return self.state.held
-
     def handle(self, name: str):
         """moderngl Uniform for ``name``; None when the driver optimised it out."""
         h = self._handles.get(name, False)
