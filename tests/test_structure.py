@@ -1,0 +1,121 @@
+"""The package's shape: layers import downwards only, no import circle, no module too long to read.
+
+Layers, bottom to top: engine, ops, algorithms, distributed, frontends. A module may import its
+own layer or a lower one; the algorithm packages may use each other, without a circle. These
+checks read the source (``ast``), function-local imports included, so a lazy import cannot hide
+a circle. A module over ``MAX_LINES`` carries, in its first lines, a line starting with
+``Why this file is long:`` that says why.
+"""
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "shadergpgpu"
+RANK = {"engine": 0, "ops": 1, "algorithms": 2, "distributed": 3, "frontends": 4}
+MAX_LINES = 500
+REASON = "Why this file is long:"
+
+
+def _module(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: pathlib.Path):
+    """(line, imported module) for every import of this package in ``path``."""
+    mod = _module(path)
+    pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                full = ".".join(base + ([node.module] if node.module else []))
+            else:
+                full = node.module or ""
+            names = [full] + [f"{full}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            if name.startswith("shadergpgpu."):
+                yield node.lineno, name
+
+
+def _layer(mod: str):
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+def _unit(mod: str):
+    """The unit a circle is looked for between: a layer, or one algorithm package."""
+    parts = mod.split(".")
+    if len(parts) > 2 and parts[1] == "algorithms":
+        return ".".join(parts[:3])
+    return _layer(mod)
+
+
+SOURCES = sorted(ROOT.rglob("*.py"))
+
+
+def _upward(sources):
+    return [f"{_module(p)}:{line} imports {name}"
+            for p in sources for line, name in _imports(p)
+            if _layer(_module(p)) and _layer(name)
+            and RANK[_layer(name)] > RANK[_layer(_module(p))]]
+
+
+def test_layers_import_downwards_only():
+    upward = _upward(SOURCES)
+    assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def test_no_import_circle_between_algorithms():
+    modules = {_module(p) for p in SOURCES}
+    graph: dict[str, set] = {}
+    for p in SOURCES:
+        a = _unit(_module(p))
+        for _, name in _imports(p):
+            # "from pkg import name" names a module only where that module exists
+            while name not in modules and "." in name:
+                name = name.rsplit(".", 1)[0]
+            b = _unit(name)
+            if a and b and a != b and a.startswith("shadergpgpu.algorithms.") \
+                    and b.startswith("shadergpgpu.algorithms."):
+                graph.setdefault(a, set()).add(b)
+    seen, stack = set(), []
+
+    def visit(u):
+        if u in stack:
+            pytest.fail("import circle: " + " -> ".join(stack[stack.index(u):] + [u]))
+        if u in seen:
+            return
+        seen.add(u)
+        stack.append(u)
+        for v in sorted(graph.get(u, ())):
+            visit(v)
+        stack.pop()
+
+    for u in sorted(graph):
+        visit(u)
+
+
+def test_long_modules_say_why():
+    long = []
+    for p in SOURCES:
+        lines = p.read_text().splitlines()
+        if len(lines) > MAX_LINES and not any(l.lstrip().startswith(REASON) for l in lines[:80]):
+            long.append(f"{p.relative_to(ROOT.parent)}: {len(lines)} lines")
+    assert not long, (f"modules over {MAX_LINES} lines without a '{REASON}' line near the "
+                      "top:\n" + "\n".join(long))
+
+
+def test_checks_see_a_violation(tmp_path, monkeypatch):
+    """The check can fail: a lazy upward import in a (fake) algorithm module is found."""
+    root = tmp_path / "shadergpgpu"
+    probe = root / "algorithms" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("def fit():\n    from ..distributed import fit_mlp\n")
+    monkeypatch.setitem(globals(), "ROOT", root)
+    assert _upward([probe])[0] == "shadergpgpu.algorithms.probe:2 imports shadergpgpu.distributed"
