@@ -26,6 +26,7 @@ import pytest
 
 from shadergpgpu.engine import kernels as K_
 from shadergpgpu.ops import reduce as R
+from shadergpgpu.ops.reduce import arg as R_arg
 from shadergpgpu.ops.reduce import ReductionKernel
 from shadergpgpu.ops.scan import cumsum
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs
@@ -341,7 +342,7 @@ ARG_CASES = [((5,), True, "row", False, 16, True, True),
 @pytest.mark.parametrize("shape,packed,order,wrapped,fanin,strict,masked", ARG_CASES)
 def test_arg_special_values_layouts(dev, small_dev, monkeypatch, shape, packed, order, wrapped,
                                     fanin, strict, masked):
-    monkeypatch.setattr(R, "SCAN_STRICT", strict)
+    monkeypatch.setattr(R_arg, "SCAN_STRICT", strict)
     rng = np.random.default_rng(zlib.crc32(repr((shape, packed, order)).encode()))
     d = small_dev if wrapped else dev
     for pool in (SPECIAL, SPECIAL[2:], SPECIAL[4:14]):     # with NaN, without, +-0/subnormals

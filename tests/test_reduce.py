@@ -11,6 +11,7 @@ import pytest
 import shadergpgpu as sg
 from shadergpgpu.engine import plans
 from shadergpgpu.ops import reduce as R
+from shadergpgpu.ops.reduce import arg as R_arg
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +88,7 @@ def test_argmin_argmax_exact(wrap_dev, rng, shape, packed, order):
 @pytest.mark.parametrize("strict", [True, False])
 def test_ties_go_to_lowest_index(dev, rng, fanin, strict, monkeypatch):
     # few distinct values: many ties, the winner must be numpy's first occurrence
-    monkeypatch.setattr(R, "SCAN_STRICT", strict)
+    monkeypatch.setattr(R_arg, "SCAN_STRICT", strict)
     for n in (3, 64, 1001, 7777):
         x = rng.integers(-3, 4, size=n).astype(np.float32)
         assert R.argmin(dev, x, fanin=fanin) == (float(x.min()), int(np.argmin(x)))
@@ -257,7 +258,7 @@ def test_cached_chains_survive_framebuffer_eviction(dev, rng):
 def test_level_vectors_wrap_and_widen(dev):
     """Partial-result vectors wrap at LEVEL_WRAP texels per row, and widen where that many rows
     would not hold them (here a first level of 16,385 texels > 128 x 128), with exact results."""
-    from shadergpgpu.ops.reduce import LEVEL_WRAP, _vector_layout
+    from shadergpgpu.ops.reduce.chain import LEVEL_WRAP, _vector_layout
     small, big = _vector_layout(dev, 1000), _vector_layout(dev, 16385)
     assert small.tex_w == LEVEL_WRAP and small.tex_h == 8
     assert big.tex_w >= 129 and big.tex_h <= big.tex_w

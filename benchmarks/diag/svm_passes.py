@@ -16,7 +16,7 @@ for n in sizes:
     X, y = _data(n)
     ref = None
     from shadergpgpu.ops import rbf as RB
-    from shadergpgpu.ops import reduce as RD
+    from shadergpgpu.ops.reduce import arg as RD
     fuse, wrap = False, 128
     for batch in (4, 16, 1):
         RD.ARG_FETCH_BATCH = batch
