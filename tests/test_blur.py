@@ -623,11 +623,12 @@ def test_repeated_calls_reuse_prepared_passes(dev, schedule):
 def test_recipes_flush_after_each_pass(dev, monkeypatch):
     """A recipe hands each pass to the GPU (glFlush) unless FLUSH_PASSES is off; same result."""
     from shadergpgpu.algorithms import blur
+    from shadergpgpu.algorithms.blur import recipes  # FLUSH_PASSES's home
     assert blur._flusher(dev) is not None  # glFlush is reachable on this device
     img = natural(19, 26)
     outs = []
     for flush in (True, False):
-        monkeypatch.setattr(blur, "FLUSH_PASSES", flush)
+        monkeypatch.setattr(recipes, "FLUSH_PASSES", flush)
         assert (blur._flusher(dev) is None) is not flush
         outs.append(gaussian_blur(img, 3.0, device=dev))
     assert np.array_equal(outs[0], outs[1])
@@ -669,6 +670,7 @@ def test_recipe_cache_bound_is_per_device(monkeypatch):
     RECIPE_CACHE_BYTES) when the cache is created: each device keeps its own, and a bound set
     later applies once dev.trim() has dropped the cache."""
     from shadergpgpu.algorithms import blur
+    from shadergpgpu.algorithms.blur import recipes  # RECIPE_CACHE_BYTES's home
     img = np.random.default_rng(16).random((19, 23)).astype(np.float32)
     big, small = sg.Device(), sg.Device()
     try:
@@ -687,7 +689,7 @@ def test_recipe_cache_bound_is_per_device(monkeypatch):
         cs = small.resource("blur/recipes", lambda: None)
         assert cs.max_bytes == 64 << 20 and cs.nbytes > 0
         # the module default where the device sets none
-        monkeypatch.setattr(blur, "RECIPE_CACHE_BYTES", 12345)
+        monkeypatch.setattr(recipes, "RECIPE_CACHE_BYTES", 12345)
         assert blur.recipe_cache_bytes(object()) == 12345
     finally:
         big.release()

@@ -12,6 +12,7 @@ from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 from shadergpgpu.engine.limits import ceil_div
 from shadergpgpu.algorithms import sgemm as S
+from shadergpgpu.algorithms.sgemm import ubo as SU
 from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, auto_split, default_variant,
                                           min_split, sgemm, work)
 
@@ -439,7 +440,7 @@ def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypa
     with sg.Device(max_texture_size=32) as d32:
         for wrap in (False, True):
             if wrap:
-                monkeypatch.setattr(S, "_ubo_geometry", lambda *args: None)
+                monkeypatch.setattr(SU, "_ubo_geometry", lambda *args: None)
             for variant in UBOS:
                 for d, (M, N, K) in [(small_dev, (136, 4, 4)), (small_dev, (20, 30, 27)),
                                      (d32, (9, 260, 5))]:
@@ -489,19 +490,19 @@ def test_ubo_geometry_at_4096():
     p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
     assert p.geo == (32, 32, 1024, 32) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 2 and p.window == 512 and p.fragments == 4096 * 4096 // 32
-    assert p.quad == S.UBO_QUAD_ORDER
+    assert p.quad == SU.UBO_QUAD_ORDER
     p = S._ubo_plan(VARIANTS["tile16x2-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 64, 2048, 16) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 4 and p.window == 256
     p = S._ubo_plan(VARIANTS["tile32x1-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 128, 4096, 8) and len(p.chunks) == 8
-    old = S.UBO_TARGET_W
+    old = SU.UBO_TARGET_W
     try:
-        S.UBO_TARGET_W = 0
+        SU.UBO_TARGET_W = 0
         p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
         assert p.geo == (32, 32, 1024, 1) and (p.parts.tex_w, p.parts.tex_h) == (32, 16384)
     finally:
-        S.UBO_TARGET_W = old
+        SU.UBO_TARGET_W = old
 
 
 def test_ubo_quad_and_row_order(dev, rng, monkeypatch):
@@ -509,7 +510,7 @@ def test_ubo_quad_and_row_order(dev, rng, monkeypatch):
     # fall back to rows), partial last rects (fragments past the block row compute nothing),
     # every tile shape; the pass plan holds in both orders
     for quad in (True, False):
-        monkeypatch.setattr(S, "UBO_QUAD_ORDER", quad)
+        monkeypatch.setattr(SU, "UBO_QUAD_ORDER", quad)
         for variant in UBOS:
             for M, N, K in [(64, 64, 64), (130, 250, 40), (40, 18, 9), (16, 4096, 12)]:
                 A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)

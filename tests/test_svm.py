@@ -172,7 +172,7 @@ def test_device_step_equals_host_step(dev, ws):
 def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
     """The second-order gain computed inside the arg-min's first level (svm.FUSE_GAIN) and by
     an objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
-    from shadergpgpu.algorithms import svm as S
+    from shadergpgpu.algorithms.svm import plans as S   # FUSE_GAIN lives (and is read) there
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::2]
     y = y[::2]

@@ -65,11 +65,11 @@ def _old_table(table, fname, loop=None):
     return out
 
 
-OLD = {"APPLY": _old_table(blur.APPLY, "apply.frag", _old_apply_loop),
-       "REDUCE": _old_table(blur.REDUCE, "reduce.frag"),
-       "DOWN": _old_table(blur.DOWN, "down.frag")}
-LIB = {"APPLY": blur.APPLY, "REDUCE": blur.REDUCE, "DOWN": blur.DOWN}
-_LINE_PASS = blur._line_pass
+OLD = {"APPLY": _old_table(blur.kernels.APPLY, "apply.frag", _old_apply_loop),
+       "REDUCE": _old_table(blur.kernels.REDUCE, "reduce.frag"),
+       "DOWN": _old_table(blur.kernels.DOWN, "down.frag")}
+LIB = {"APPLY": blur.kernels.APPLY, "REDUCE": blur.kernels.REDUCE, "DOWN": blur.kernels.DOWN}
+_LINE_PASS = blur.recursive._line_pass
 
 
 def _tiled(h_c1, v_c1):
@@ -109,13 +109,14 @@ class Variants:
             cache = self.caches[(id(dev), name)] = blur._RecipeCache(4 << 30)
         before = dev._resources.get(key)
         dev._resources[key] = cache
-        saved = (blur.APPLY, blur.REDUCE, blur.DOWN, blur.FLUSH_PASSES, blur._line_pass)
-        blur.APPLY, blur.REDUCE, blur.DOWN = kernels["APPLY"], kernels["REDUCE"], kernels["DOWN"]
-        blur.FLUSH_PASSES, blur._line_pass = flush, line_pass
+        K, RC, RE = blur.kernels, blur.recipes, blur.recursive  # where each setting lives
+        saved = (K.APPLY, K.REDUCE, K.DOWN, RC.FLUSH_PASSES, RE._line_pass)
+        K.APPLY, K.REDUCE, K.DOWN = kernels["APPLY"], kernels["REDUCE"], kernels["DOWN"]
+        RC.FLUSH_PASSES, RE._line_pass = flush, line_pass
         try:
             yield
         finally:
-            (blur.APPLY, blur.REDUCE, blur.DOWN, blur.FLUSH_PASSES, blur._line_pass) = saved
+            (K.APPLY, K.REDUCE, K.DOWN, RC.FLUSH_PASSES, RE._line_pass) = saved
             if before is not None:
                 dev._resources[key] = before
             else:

@@ -46,6 +46,7 @@ sys.path.insert(0, ROOT)
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import sgemm as S  # noqa: E402
+from shadergpgpu.algorithms.sgemm import staging as SS, ubo as SU  # noqa: E402  (settings' homes)
 
 ALU_H200 = 1937.0
 TOL = 1e-5
@@ -97,23 +98,23 @@ CONFIGS = [
 @contextlib.contextmanager
 def knobs(cfg: Config):
     """The configuration's geometry and unroll, set on the module for the call."""
-    saved = (S.UBO_TARGET_W, S.UBO_MAX_BAND, S.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant])
-    by_texels = S._by_texels
+    saved = (SU.UBO_TARGET_W, SU.UBO_MAX_BAND, SU.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant])
+    by_texels = SS._by_texels
     try:
         if not cfg.texels:
-            S._by_texels = lambda x, trans: 0
+            SS._by_texels = lambda x, trans: 0
         if cfg.quad is not None:
-            S.UBO_QUAD_ORDER = cfg.quad
+            SU.UBO_QUAD_ORDER = cfg.quad
         if cfg.target_w is not None:
-            S.UBO_TARGET_W = cfg.target_w
+            SU.UBO_TARGET_W = cfg.target_w
         if cfg.max_band is not None:
-            S.UBO_MAX_BAND = cfg.max_band
+            SU.UBO_MAX_BAND = cfg.max_band
         if cfg.unroll is not None:
             S.VARIANTS[cfg.variant] = dataclasses.replace(saved[3], unroll=cfg.unroll)
         yield S.VARIANTS[cfg.variant]
     finally:
-        S.UBO_TARGET_W, S.UBO_MAX_BAND, S.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant] = saved
-        S._by_texels = by_texels
+        SU.UBO_TARGET_W, SU.UBO_MAX_BAND, SU.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant] = saved
+        SS._by_texels = by_texels
 
 
 class Staged:

@@ -1,0 +1,144 @@
+"""The SGEMM pass plan: K slices (the engine's cuts under the loop cap, :func:`min_split`), the
+split asked for performance (:func:`auto_split`), the plan of one call (:func:`work`) and the
+registered pass plans ``sgemm/<variant>``.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from ...engine.limits import ceil_div
+from ...engine.plans import PassPlan, register_plan
+from .kernels import SIMPLE, SIMPLE_C
+from .ubo import _stage_block_passes, _ubo_plan
+from .variants import VARIANTS, Limits, Variant, _padded, _variant, effective_variant
+
+# Fragments wanted in flight per product pass before K is split, and the shortest K slice worth
+# a pass (GPUs only; llvmpipe keeps its few cores busy with any output). Measured on an H200:
+# 256 x 256 x 16384 runs 1.5x faster with 8 slices than with 1 or 128; square sizes gain <= 2%.
+SPLIT_TARGET_FRAGMENTS = 1 << 18
+MIN_SLICE_K = 2048
+
+
+def _cap(loop_cap):
+    """A loop cap from a Device (its ``loop_cap``), Limits, an int, or None (no cap)."""
+    return getattr(loop_cap, "loop_cap", loop_cap)
+
+
+def _cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = False) -> list:
+    """The K slices the engine cuts the product into (the kernel's own split, the same call
+    :meth:`Device.run` makes): at least ``slices``, more when the loop cap needs them."""
+    kern = (SIMPLE_C if has_c else SIMPLE) if variant.tile_rows == 1 else variant.kernel
+    _, Kp = _padded(variant, 1, K)
+    layouts = {"B": SimpleNamespace(rows=Kp, cols=1)}
+    return kern.slices(layouts, {}, kern.resolve_defines(variant.defines), _cap(loop_cap),
+                       slices)
+
+
+def min_split(variant, K: int, loop_cap, has_c: bool = False) -> int:
+    """Fewest K slices that keep one fragment's loop iterations within ``loop_cap`` (a Device,
+    its ``loop_cap`` or None): one loop iteration per K step of ``unroll`` quads (the simple
+    kernel: one per K-quad, plus 4 for the lanes of C when ``has_c``). The uniform-block
+    variant: K chunks (each within one uniform-block window and the cap)."""
+    v = effective_variant(variant, Limits.of(None, loop_cap))
+    if v.a_path == "block":
+        return len(_ubo_plan(v, 1, 4, K, Limits.of(None, loop_cap)).chunks)
+    return len(_cuts(v, K, loop_cap, 1, has_c and v.tile_rows == 1))
+
+
+def auto_split(dev, variant, M: int, N: int, K: int) -> int:
+    """K slices asked of the engine for performance: 1 on llvmpipe (its few cores are busy with
+    any output), for the simple kernel and the uniform-block variant (its chunks are set by the
+    block size); on GPUs more slices for small outputs (more fragments in flight), at least
+    MIN_SLICE_K of K each. The engine raises it to what ``dev``'s loop cap needs
+    (:func:`min_split`)."""
+    v = _variant(variant)
+    if v.tile_rows == 1 or v.a_path == "block" or dev.is_software:
+        return 1
+    frags = ceil_div(M, v.tile_rows) * ceil_div(N, 4)
+    split = max(1, ceil_div(SPLIT_TARGET_FRAGMENTS, frags))
+    return max(1, min(split, K // MIN_SLICE_K))
+
+
+def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
+         stage_b: bool = False, has_c: bool = False, loop_cap=None, device=None) -> dict:
+    """The pass plan of one call: passes per phase, fragments, fetches and flops per fragment.
+
+    ``stage_a``/``stage_b``: the input is a device array (a staging pass copies it into the
+    padded operand); numpy inputs are staged on the host. ``split``: K slices asked for.
+    ``device``: the Device (or its :class:`Limits`) the call runs on: its loop cap, render
+    targets, buffer textures, float blending, uniform-block size and texture size shape the
+    plan (the variant is adapted as :func:`effective_variant` says). ``loop_cap`` alone (an
+    int, or a Device, read as ``device``) gives the default limits with that cap. The returned
+    ``split`` is the number of K slices the engine draws (raised for the cap, capped at one
+    slice per K step; the uniform-block variant: K chunks), exactly as :func:`sgemm` runs it;
+    ``phases`` counts every pass, the ping-pong passes of accumulation without float blending
+    included.
+    """
+    lim = Limits.of(device, loop_cap)
+    v = effective_variant(variant, lim)
+    Mp, Kp = _padded(v, M, K)
+    kq = Kp // 4
+    nq = ceil_div(N, 4)
+    phases = {}
+    if stage_a or stage_b:
+        phases["sgemm/stage"] = int(stage_a) + int(stage_b)
+    if v.a_path == "block":
+        plan = _ubo_plan(v, M, N, K, lim, split)
+        if stage_a:
+            phases["sgemm/stage"] += _stage_block_passes(plan, lim) - 1
+        split = len(plan.chunks)
+        draws = sum(len(r) for r in plan.rects)
+        # later chunks blend draw by draw; without float blending they are drawn into fresh
+        # targets and added by one pass per target
+        phases["sgemm/product"] = draws * split + (0 if lim.float_blending else
+                                                   (split - 1) * v.targets)
+        frags = plan.fragments
+    else:
+        split = len(_cuts(v, K, lim.loop_cap, split, has_c and v.tile_rows == 1))
+        outs = 1 if v.tile_rows == 1 else v.tile_rows
+        phases["sgemm/product"] = 1 + (split - 1) * lim.accumulate_passes(outs)
+        frags = M * nq if v.tile_rows == 1 else (Mp // v.tile_rows) * nq
+    fetch = v.fetches_per_quad * kq / split
+    if v.tile_rows == 1:
+        fetch += 1 if has_c else 0
+    else:
+        phases["sgemm/combine"] = 1
+    flops = v.flops_per_quad * kq / split
+    return {"variant": v.name, "M": M, "N": N, "K": K, "split": split, "phases": phases,
+            "passes": sum(phases.values()), "product_fragments": frags,
+            "fetches_per_fragment": fetch, "flops_per_fragment": flops,
+            "flops_per_fetch": v.flops_per_quad / v.fetches_per_quad,
+            "tile_rows": v.tile_rows, "tile_cols": v.tile_cols, "a_path": v.a_path,
+            "useful_flops": 2 * M * N * K}
+
+
+def _plan_phases(variant):
+    def phases(M, N, K, split=1, stage_a=False, stage_b=False, has_c=False, loop_cap=None,
+               device=None):
+        return work(variant, M, N, K, split, stage_a, stage_b, has_c, loop_cap,
+                    device)["phases"]
+    return phases
+
+
+for _name, _v in VARIANTS.items():
+    if _v.a_path == "block":
+        _formula = ("[stage_A] + [stage_B] + draws x chunks + [(chunks - 1) x targets "
+                    f"without float blending] + 1, draws = block rows (M / {_v.tile_rows}) x "
+                    "rects per block row (1 unless the targets wrap)")
+    elif _v.tile_rows == 1:
+        _formula = "[stage_A] + [stage_B] + 1 + (slices - 1) x acc"
+    else:
+        _formula = "[stage_A] + [stage_B] + 1 + (slices - 1) x acc + 1"
+    register_plan(PassPlan(
+        name=f"sgemm/{_name}",
+        formula=_formula,
+        phases=_plan_phases(_name),
+        notes=(f"{_v.description}. Per fragment and K-quad: {_v.fetches_per_quad} texel "
+               f"fetches, {_v.flops_per_quad} flops. slices = K slices: the split asked for, "
+               "raised to what the device's loop cap needs (pass loop_cap or device). acc = "
+               "passes of one accumulating pass: 1 with float blending, 1 + 2 x targets by "
+               "ping-pong without (device profiles). Under a profile the variant adapts "
+               "(tile rows to the render targets, A's path). Staging passes only for "
+               "device-array inputs; the micro-tile variants end with one epilogue pass "
+               "(targets -> C, alpha, beta)."),
+        params=("M", "N", "K", "split", "stage_a", "stage_b", "has_c", "loop_cap", "device")))

@@ -1,0 +1,84 @@
+"""Staging of the operands: op(X) zero-padded into a packed row-major texture, a texture
+buffer, or the uniform-block windows of A; on the host for numpy inputs, by staging passes for
+device arrays.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...engine.arrays import DeviceArray
+from ...engine.blocks import BlockArray, BlockLayout, offset_alignment
+from ...engine.glraw import BufferArray
+from ...engine.layout import BufferLayout, Layout
+from .kernels import STAGE, STAGE_BLOCK
+from .ubo import _UboPlan, _windows_per_texture
+from .variants import _round_up
+
+
+def _stage_texture(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: int):
+    """op(x) zero-padded to (prows, pcols), packed row-major, as a DeviceArray."""
+    if isinstance(x, DeviceArray):
+        out = dev.empty((prows, pcols))
+        with dev.phase("sgemm/stage"):
+            dev.run(STAGE, out, inputs={"X": x},
+                    defines={"TRANS": int(trans), "TEXELS": _by_texels(x, trans)})
+        return out
+    m = np.zeros((prows, pcols), dtype=np.float32)
+    m[:rows, :cols] = x.T if trans else x
+    return dev.array(m)
+
+
+def _by_texels(x, trans: bool) -> int:
+    """1 where the staging kernels may copy ``x`` texel by texel (packed row-major, not
+    transposed: an output texel is one texel of x), else 0 (one read per lane)."""
+    lay = x.layout
+    return int(not trans and bool(lay.packed) and lay.order == "row")
+
+
+def _stage_buffer(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: int):
+    lay = BufferLayout(prows, pcols)
+    if isinstance(x, DeviceArray):
+        tex = _stage_texture(dev, x, trans, rows, cols, prows, pcols)
+        try:
+            return BufferArray.from_texture(dev, lay, tex)
+        finally:
+            tex.release()
+    m = np.zeros((prows, pcols), dtype=np.float32)
+    m[:rows, :cols] = x.T if trans else x
+    return BufferArray.from_host(dev, lay, m)
+
+
+def _stage_block(dev, x, trans: bool, M: int, K: int, plan: _UboPlan) -> BlockArray:
+    """op(x) (M x K) into block windows: window (i, c) = rows rows*i .. of K chunk c, vec4
+    number q * rows + t = op(x)[rows*i + t, 4*(q0_c + q) .. +3]; windows start at multiples of
+    the device's uniform-buffer offset alignment."""
+    rows, n = plan.rows, len(plan.chunks)
+    stride = _round_up(plan.vec4s, offset_alignment(dev) // 16)   # vec4 between windows
+    lay = BlockLayout(plan.vec4s)
+    if isinstance(x, DeviceArray):
+        # one staging pass per group of windows that fits in one texture (1 but for tiny
+        # texture limits), each copied on the GPU into its part of the buffer
+        total = plan.nblocks * n
+        group = _windows_per_texture(stride, dev.max_texture_size)
+        blk = BlockArray(dev, lay, reserve=16 * stride * total)
+        for r0 in range(0, total, group):
+            cnt = min(group, total - r0)
+            tex = dev.alloc(Layout(cnt, 4 * stride, True, "row", dev.max_texture_size))
+            try:
+                with dev.phase("sgemm/stage"):
+                    dev.run(STAGE_BLOCK, tex, inputs={"X": x},
+                            uniforms={"chunks": n, "chunk": plan.per, "first": r0},
+                            defines={"TRANS": int(trans), "TILE_ROWS": rows,
+                                     "TEXELS": _by_texels(x, trans)})
+                blk.write_from_texture(tex, 16 * stride * r0, 16 * stride * cnt)
+            finally:
+                tex.release()
+    else:
+        a = np.zeros((plan.nblocks * rows, n * plan.per * 4), dtype=np.float32)
+        a[:M, :K] = x.T if trans else x
+        w = a.reshape(plan.nblocks, rows, n, plan.per, 4).transpose(0, 2, 3, 1, 4)
+        data = np.zeros((plan.nblocks * n, stride, 4), dtype=np.float32)
+        data[:, :plan.per * rows] = w.reshape(plan.nblocks * n, plan.per * rows, 4)
+        blk = BlockArray(dev, lay, data)
+    blk.stride = stride
+    return blk

@@ -1,0 +1,105 @@
+"""The SMO pass plan: the points stored per problem, the passes of the split distance kernels,
+whether the second-order gain is computed inside the arg-min's first level (:func:`gain_fused`,
+set by :data:`FUSE_GAIN`), the passes of one binary solve (:func:`smo_phases`) and the
+registered pass plan ``svm/smo``.
+
+``FUSE_GAIN`` lives here only and is read at call time: change it on this module
+(``shadergpgpu.algorithms.svm.plans``), not on the package.
+"""
+from __future__ import annotations
+
+from ...engine.limits import ceil_div
+from ...engine.plans import PassPlan, register_plan
+from ...ops import reduce as _reduce
+from ...ops.rbf import pair_passes
+
+#: points per problem are padded up to a multiple of this (padding points have label 0 and take
+#: part in nothing), so problems of nearby sizes share textures and pass plans
+PAD_POINTS = 256
+
+
+#: second-order selection: the gain computed inside the arg-min's first level (True) rather
+#: than by an objective pass of its own writing the kernel row of i (one dependent pass less
+#: per iteration; used where the level's loop fits the device's loop cap). Off by default:
+#: on the H200 the level's few fragments then walk FANIN kernel rows each and the iteration
+#: got slower (10,000 points: 110 vs 102 us), on llvmpipe it is ~5% faster.
+FUSE_GAIN = False
+
+
+def _padded(n: int) -> int:
+    """Points stored per problem: n plus at least 4 padding points (the last texel of the
+    alpha vector holds the device step's solver state), rounded up to PAD_POINTS."""
+    return ceil_div(n + 4, PAD_POINTS) * PAD_POINTS
+
+
+def _walk_fits(n_features: int, loop_cap) -> bool:
+    """Whether the first-order device step's update walks K_ij's features too (2 walks)."""
+    return loop_cap is None or 2 * ceil_div(int(n_features), 4) <= loop_cap
+
+
+def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
+                 float_blend: bool = True) -> int:
+    """Passes of one split distance kernel (0 below the loop cap): one pass per cut of the
+    feature texels; the cuts after the first accumulate, by blending (1 pass) or, without float
+    blending, by ping-pong passes (1 + 2 per output; ``Device.accumulate_passes``)."""
+    texels = ceil_div(int(n_features), 4)
+    if loop_cap is None or texels <= loop_cap:
+        return 0
+    cuts = ceil_div(texels, int(loop_cap))
+    return cuts + (cuts - 1) * (0 if float_blend else 2 * int(n_outputs))
+
+
+def gain_fused(n_pad: int, n_features: int, fanin: int, loop_cap: int | None,
+               working_set: str = "second-order") -> bool:
+    """Whether the second-order selection computes the gain inside the arg-min's first level
+    (:data:`FUSE_GAIN`; that level's FANIN x (feature texels + 1) steps fit the cap, and it is
+    not the final level, which writes the results the level reads)."""
+    steps = int(fanin) * (ceil_div(int(n_features), 4) + 1)
+    return (FUSE_GAIN and working_set == "second-order" and
+            _reduce.passes(n_pad, fanin) > 1 and (loop_cap is None or steps <= loop_cap))
+
+
+def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
+               fanin: int | None = None, fused: bool = True, n_features: int = 1,
+               loop_cap: int | None = None, readback_every: int = 1,
+               float_blend: bool = True) -> dict:
+    """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations
+    (``fanin`` None: the default for ``loop_cap``, as the solver picks it)."""
+    fanin = fanin or _reduce.default_fanin(loop_cap)
+    npad = _padded(n)
+    L = _reduce.passes(npad, fanin)
+    rbf = pair_passes(n_features, loop_cap, float_blend)
+    d2 = split_passes(n_features, loop_cap, 1, float_blend)
+    obj = 1 if not d2 else d2 + 1
+    if gain_fused(npad, n_features, fanin, loop_cap, working_set):
+        obj = 0
+    second = working_set == "second-order"
+    select = (L if fused else 2 * L) + (obj + L if second else 0)
+    if readback_every == 1:
+        return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter * rbf}
+    if not second and not _walk_fits(n_features, loop_cap):
+        # the distances to i for K_ij: split cuts (at least one pass)
+        select += max(1, d2)
+    runs = ceil_div(n_iter + 1, int(readback_every)) * int(readback_every)
+    return {"svm/init": 2, "svm/select": runs * select, "svm/update": runs * rbf}
+
+
+register_plan(PassPlan(
+    name="svm/smo",
+    formula="readback_every = 1 (host step): init 2; per iteration: update R + select S, one "
+            "more selection to stop. readback_every = k > 1 (device step, solved in the "
+            "update pass): init 2; ceil((n_iter + 1) / k) * k iterations of select S, "
+            "update R. "
+            "S = L (fused I_up/I_low pair; 2L unfused) (+ O + L second-order); "
+            "L = ceil(log_F(n_pad / 4)), n_pad = n rounded up to 256; R = 1, O = 0 (the "
+            "gain computed in the arg-min's first level, where F (ceil(d / 4) + 1) fits the "
+            "loop cap), else O = 1, or past "
+            "the loop cap (ceil(d / 4) > cap, c = ceil(ceil(d / 4) / cap) cuts) R = c + 1, "
+            "O = c + 1 (first-order device step with 2 ceil(d / 4) > cap: S += max(1, c)), each "
+            "cut after the first costing "
+            "1 + 2 per output more without float blending",
+    phases=smo_phases,
+    notes="host step: one small readback per iteration (3 texels); device step: one 1-texel "
+          "readback every k iterations; G and alpha read once at the end",
+    params=("n", "n_iter", "working_set", "fanin", "fused", "n_features", "loop_cap",
+            "readback_every", "float_blend")))
