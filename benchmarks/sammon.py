@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.frontends.reports.common import markdown_table  # noqa: E402
-from shadergpgpu.algorithms import sammon as _sm  # noqa: E402
+from shadergpgpu.algorithms.sammon import tiles as _sm  # noqa: E402  (the tile settings live there)
 from shadergpgpu.algorithms.sammon import Sammon  # noqa: E402
 
 #: The performance target: recomputed variants at N >= TARGET_N reach this fraction of the

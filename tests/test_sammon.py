@@ -5,7 +5,7 @@ import pytest
 import shadergpgpu as sg
 from shadergpgpu.engine import plans
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon, pca_init
+from shadergpgpu.algorithms.sammon import Sammon, pca_init, tiles
 
 
 # ---- an independent float64 reference of eq. 1, 3 and 4 -------------------------------------
@@ -429,8 +429,8 @@ def test_profile_plan_is_independent():
 def test_tile_variants_match_float64(dev, random500, monkeypatch, jb, tiled):
     """Blocks of 8 or 16 points j, and the one-point-per-fragment pair kernel (TILE_ROWS off,
     the benchmark's comparison): eq. 3 steps follow float64."""
-    monkeypatch.setattr(sm, "TILE_JB", jb)
-    monkeypatch.setattr(sm, "TILE_ROWS", tiled)
+    monkeypatch.setattr(tiles, "TILE_JB", jb)
+    monkeypatch.setattr(tiles, "TILE_ROWS", tiled)
     X, Y0 = random500
     X, Y0 = X[:203], Y0[:203]            # not a multiple of the block or the tile
     Yr, hist = _fixed_steps(X, Y0, 100.0, 4)

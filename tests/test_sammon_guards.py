@@ -4,8 +4,10 @@ import numpy as np
 import pytest
 
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon
+from shadergpgpu.algorithms.sammon import Sammon, chunking
+from shadergpgpu.algorithms.sammon import run as sammon_run
 from shadergpgpu.engine.errors import ShaderGPGPUError
+from shadergpgpu.engine.programs import shaders_root
 
 
 def test_host_waits_bound_the_queued_work():
@@ -39,7 +41,7 @@ def test_chains_wait_within_the_limit(dev, monkeypatch):
     X = rng.normal(size=(300, 24)).astype(np.float32)
     Y0 = rng.normal(size=(300, 2))
     kw = dict(n_iter=3, step="source", learning_rate=50.0, init=Y0, tol=None, device=dev)
-    monkeypatch.setattr(sm, "PASS_WORK", 4_000)        # many chunks at N = 300
+    monkeypatch.setattr(chunking, "PASS_WORK", 4_000)        # many chunks at N = 300
     calls = []
     real = type(dev).finish
 
@@ -51,7 +53,7 @@ def test_chains_wait_within_the_limit(dev, monkeypatch):
     out = {}
     for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
         for limit in (None, 8_000):
-            monkeypatch.setattr(sm, "SYNC_WORK", limit)
+            monkeypatch.setattr(chunking, "SYNC_WORK", limit)
             calls.clear()
             s = Sammon(layout=layout, cache=cache, **kw).fit(X)
             out[layout, cache, limit] = s
@@ -86,7 +88,7 @@ def test_update_spot_check_refuses_a_dropped_pass(dev, monkeypatch, layout, cach
     rng = np.random.default_rng(5)
     X = rng.uniform(0, 1, (240, 16)).astype(np.float32)
     Y0 = rng.uniform(0, 1, (240, 3))
-    setup = sm._Run._setup
+    setup = sammon_run._Run._setup
 
     def dropping(self, *args):
         setup(self, *args)
@@ -96,7 +98,7 @@ def test_update_spot_check_refuses_a_dropped_pass(dev, monkeypatch, layout, cach
     kw = dict(n_components=3, n_iter=3, init=Y0, layout=layout, cache=cache, split=3,
               tol=None, device=dev)
     Sammon(**kw).fit(X)                                   # intact: passes the check
-    monkeypatch.setattr(sm._Run, "_setup", dropping)
+    monkeypatch.setattr(sammon_run._Run, "_setup", dropping)
     with pytest.raises(ShaderGPGPUError, match="wrong direction or stress row"):
         Sammon(**kw).fit(X)
 
@@ -115,7 +117,7 @@ def test_setup_spot_check_catches_a_dropped_row_sum_pass(dev, monkeypatch):
                 return 0
         return real(kernel, *args, **kwargs)
 
-    monkeypatch.setattr(sm, "PASS_WORK", 5_000)           # several row-sum chunks
+    monkeypatch.setattr(chunking, "PASS_WORK", 5_000)           # several row-sum chunks
     monkeypatch.setattr(dev, "run", run)
     with pytest.raises(ShaderGPGPUError, match="wrong row sum"):
         Sammon(n_iter=2, cache=False, device=dev).fit(X)
@@ -126,9 +128,7 @@ def test_cached_source_indices_do_not_overflow():
     """The cached source reads a pair's j from the lanes' own columns (D_flat(0, b)), not as
     i * N + j - i * N: that product passes 2^31 from N = 46,341 (cache=True fits N up to
     65,536 in a 32,768^2 texture), and a negative index drops the pair silently."""
-    from pathlib import Path
-    src = (Path(sm.__file__).resolve().parents[2] / "shaders" / "algorithms" / "sammon" /
-           "source_dist.glsl").read_text()
+    src = (shaders_root() / "algorithms" / "sammon" / "source_dist.glsl").read_text()
     block = src.split("#if SOURCE == SRC_CACHED", 1)[1].split("#else", 1)[0]
     code = "\n".join(line.split("//")[0] for line in block.splitlines())
     assert "D_flat(0, b)" in code and "D_COLS" not in code and "* N" not in code

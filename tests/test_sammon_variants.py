@@ -6,7 +6,7 @@ import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon
+from shadergpgpu.algorithms.sammon import Sammon, tiles
 from shadergpgpu.engine import export
 
 from test_sammon import _fixed_steps, _plan_rows
@@ -16,7 +16,7 @@ from test_sammon import _fixed_steps, _plan_rows
 def variant(monkeypatch):
     """Set a TILE_VARIANTS preset for one test (the module's settings restored after)."""
     for name in ("TILE_MAX", "TILE_JB", "TILE_S_LANE", "TILE_UNROLL", "TILE_INTERLEAVE"):
-        monkeypatch.setattr(sm, name, getattr(sm, name))
+        monkeypatch.setattr(tiles, name, getattr(tiles, name))
     return sm.set_tile_variant
 
 
@@ -31,7 +31,8 @@ def data():
 def test_the_settings_start_from_the_default_preset():
     assert sm.tile_variant_name() == sm.TILE_DEFAULT
     v = sm.TILE_VARIANTS[sm.TILE_DEFAULT]
-    assert (sm.TILE_MAX, sm.TILE_JB, sm.TILE_S_LANE, sm.TILE_UNROLL, sm.TILE_INTERLEAVE) == \
+    assert (tiles.TILE_MAX, tiles.TILE_JB, tiles.TILE_S_LANE, tiles.TILE_UNROLL,
+            tiles.TILE_INTERLEAVE) == \
         (v["k"], v["jb"], v["s_lane"], v["unroll"], v["il"])
 
 
@@ -158,7 +159,7 @@ def test_small_tiles(dev, data, variant, k, s_lane, il):
     """Fewer points per fragment (devices with fewer render targets): K = 1..3, s in its own
     target or in the w lane (K a power of two there: 3 -> 2)."""
     variant("k4j16")
-    sm.TILE_MAX, sm.TILE_S_LANE, sm.TILE_INTERLEAVE, sm.TILE_JB = k, s_lane, il, 8
+    tiles.TILE_MAX, tiles.TILE_S_LANE, tiles.TILE_INTERLEAVE, tiles.TILE_JB = k, s_lane, il, 8
     X, Y0 = data
     Yr, hist = _fixed_steps(X[:90], Y0[:90], 100.0, 2)
     s = Sammon(n_components=3, n_iter=2, step="source", learning_rate=100.0, init=Y0[:90],

@@ -63,7 +63,7 @@ def main(argv=None) -> int:
                    help="override sammon.PASS_WORK (more, shorter chunks)")
     a = p.parse_args(argv)
     if a.pass_work:
-        sm.PASS_WORK = sm.SYNC_WORK = int(a.pass_work)
+        sm.chunking.PASS_WORK = sm.chunking.SYNC_WORK = int(a.pass_work)
     stages = {int(s) for s in a.stages.split(",") if s}
     t_all = time.perf_counter()
     dev = sg.Device()
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
           f"(wrapped {lx.wrapped}), largest texel number {lx.n_texels - 1:,} "
           f"(< 2^24: {lx.n_texels - 1 < 2 ** 24}); {lx.nbytes / 1e6:.0f} MB")
     print(f"# V: texture {vlay.tex_w} x {vlay.tex_h} (wrapped {vlay.wrapped})")
-    print(f"# row-sum chunks: {len(chunks)} (PASS_WORK {sm.PASS_WORK:.3g}); points per pass "
+    print(f"# row-sum chunks: {len(chunks)} (PASS_WORK {sm.chunking.PASS_WORK:.3g}); points per pass "
           f"{min(nb for _, nb in chunks)}..{max(nb for _, nb in chunks)}; loop iterations per "
           f"fragment per pass ~{max(nb for _, nb in chunks) * sm.block_cost('rows', d):,}; "
           f"work per pass {max(works):.3g}; waits now: {sum(sm.host_waits(works))} of "

@@ -1,0 +1,116 @@
+"""What a fit makes and runs, from the shapes alone (:func:`fit_geometry`): the layouts of every
+device array, whether the distances are cached (:func:`_use_cache`), the tiled or pair sweep,
+its chunks and the loop-cap cuts; a fit the device cannot hold is refused before anything is
+converted or allocated."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+from ...engine.errors import LoopBudgetError, TooLargeError
+from ...engine.layout import Layout
+from ...engine.limits import ceil_div
+from . import tiles
+from .chunking import sweep_chunks
+from .kernels import DIST, ROWSUM, SOURCES, sweep_source, update_kernel
+from .plans import sweep_passes
+from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
+
+#: cache="auto" keeps the N x N source distances when they take at most this many bytes.
+CACHE_AUTO_BYTES = 1 << 30
+
+
+def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
+    """Whether a fit keeps the N x N source distances (``cache``: the estimator's parameter):
+    "auto" when they take at most :data:`CACHE_AUTO_BYTES`, fit one texture and the DIST
+    kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
+    mx = dev.max_texture_size
+    order = "col" if layout == "columns" else "row"
+    try:
+        Layout(n, n, True, "row", mx)
+        fits = True
+    except TooLargeError:
+        fits = False
+    if isinstance(cache, str) and cache == "auto":
+        if not (4 * n * n <= CACHE_AUTO_BYTES and fits):
+            return False
+        lays = {"X": Layout(n, d, True, order, mx), "OUT": Layout(n, n, True, "row", mx)}
+        loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[layout]})[0]
+        return dev.loop_cap is None or loop <= dev.loop_cap
+    if cache and not fits:
+        raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
+                         f"{mx}-texel texture limit")
+    return bool(cache)
+
+
+def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
+    """What a fit of N = ``n`` points of ``d`` coordinates into ``m`` on ``dev`` makes and
+    runs, from the shapes alone: layouts of every device array, the distance cache, the sweep
+    (tiled or the pair kernel) and its chunks, the passes the device's loop cap cuts them into.
+    :class:`_Run` sets up from it, and :meth:`Sammon.fit` calls it before anything is
+    converted or allocated, so a fit the device cannot hold is refused at once: ValueError
+    naming X (too large for the texture limit), LoopBudgetError (a ValueError: a kernel's
+    loop cannot fit the device's loop cap, with the kernel's hint)."""
+    mx = dev.max_texture_size
+    if dev.max_outputs < 3:
+        raise ValueError(f"Sammon writes 3 render targets per pass; this device (profile "
+                         f"{dev.profile.name!r}) has {dev.max_outputs}")
+    g = SimpleNamespace()
+    g.order = order = "row" if est.layout == "rows" else "col"
+    w = min(max(1, math.isqrt(n - 1) + 1), mx)
+
+    def layout(what, rows, cols, packed=True, order="row", size=mx):
+        try:
+            return Layout(rows, cols, packed, order, size)
+        except TooLargeError:
+            texels = rows * (ceil_div(cols, 4) if packed else cols)
+            raise ValueError(
+                f"X: {n} samples x {d} features do not fit this device: the {what} "
+                f"({rows} x {cols}: {texels} texels) exceed one texture of {mx} x {mx} = "
+                f"{mx * mx} texels (the device's max_texture_size); use fewer samples"
+                + ("" if what.startswith("positions") else " or features")) from None
+
+    g.x_layout = layout("source points", n, d, order=order)
+    # positions, direction and stress terms: one texel per point, near-square wrap
+    g.pos_layout = layout("positions", n, m, size=w)
+    g.vec_layout = layout("positions' stress terms", n, 1, size=w)
+    g.cached = _use_cache(dev, est.cache, n, d, est.layout)
+    g.tile_jb = int(tiles.TILE_JB)
+    g.tile_unroll = int(tiles.TILE_UNROLL)
+    g.tile_s_lane = tile_s_lane(m)
+    g.k_pts = tile_points(dev.max_outputs, g.tile_s_lane)
+    pt = ceil_div(ceil_div(d, 4), g.tile_unroll) * g.tile_unroll
+    g.tile_il = bool(tiles.TILE_INTERLEAVE) and g.tile_jb % g.k_pts == 0 and g.tile_jb * pt <= mx
+    g.tiled = bool(tiles.TILE_ROWS) and est.layout == "rows" and not g.cached
+    if g.tiled:
+        # the blocked source holds a point's texels in one texture row: past 4 x mx
+        # coordinates (or a texture it overflows) the pair kernel sweeps instead
+        try:
+            rows, b, pt = blocked_shape(n, d, mx, g.tile_unroll,
+                                        g.tile_jb if g.tile_il else 1)
+            Layout(rows, b * 4 * pt, True, "row", mx)
+        except ValueError:
+            g.tiled = g.tile_il = False
+    g.source = source = sweep_source(est.layout, g.cached, g.tiled)
+    g.chunks = sweep_chunks(n, d, source, est.split, g.tile_jb)
+    if g.cached:
+        layout("cached source distances", n, n)
+    if g.tiled:
+        g.n_part = tile_parts(n, g.k_pts, g.chunks, g.tile_jb)
+        g.tile_layout = layout("tiles' partial sums", ceil_div(n, g.k_pts), 4 * g.n_part)
+        layout("squared norms", 1, n)
+    kern = update_kernel(source, dev.max_outputs, g.tile_jb, g.tile_s_lane, g.k_pts)
+    try:
+        g.split = sweep_passes(kern, n, d, source, g.chunks, dev.loop_cap,
+                               float_blend=dev.float_blending, unroll=g.tile_unroll)
+        if g.cached:
+            lays = {"X": g.x_layout, "OUT": Layout(n, n, True, "row", mx)}
+            DIST.slices(lays, {}, DIST.resolve_defines({"SOURCE": SOURCES[est.layout]}),
+                        dev.loop_cap)
+        else:
+            sweep_passes(ROWSUM[est.layout], n, d, est.layout, sweep_chunks(n, d, est.layout, 1),
+                         dev.loop_cap, float_blend=dev.float_blending)
+    except LoopBudgetError as e:
+        raise LoopBudgetError(f"X ({n} samples x {d} features): {e}") from None
+    return g
+
