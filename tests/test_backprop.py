@@ -105,12 +105,12 @@ def test_deeper_paper_counts_and_plans(dev):
                                     dict(fuse_delta=True, recompute=False, buffers=True),
                                     dict(fuse_delta=False, recompute=False, buffers=False)])
 def test_hardware_choices_are_exact(dev, monkeypatch, choice):
-    # the choices a hardware rasteriser takes (bp.HARDWARE: the default and the alternatives
+    # the choices a hardware rasteriser takes (bp.adapt.HARDWARE: the default and the alternatives
     # measured), run here by treating this device as one: weights within W_RTOL of float64,
     # the plan equal to the counter, no buffer mirrors without "buffers"
-    monkeypatch.setattr(bp, "HARDWARE", choice)
-    real_hw = bp._hw
-    monkeypatch.setattr(bp, "_hw", lambda lim, key: lim is None or bp.HARDWARE[key])
+    monkeypatch.setattr(bp.adapt, "HARDWARE", choice)
+    real_hw = bp.adapt._hw
+    monkeypatch.setattr(bp.adapt, "_hw", lambda lim, key: lim is None or bp.adapt.HARDWARE[key])
     for sizes, n in (([2, 64, 1], 61), ([3, 5, 2], 7), ([4, 9, 3, 2], 37)):
         X, T, W0 = _net_data(sizes, n, 9)
         lr = min(0.9, 4.0 / n)
@@ -125,7 +125,7 @@ def test_hardware_choices_are_exact(dev, monkeypatch, choice):
                     assert all(mi is None for ms in net._mirrors for mi in ms)
             for m in range(len(W0)):
                 assert _rel(got[m], ref[m]) <= W_RTOL, (sizes, packed, m)
-    monkeypatch.setattr(bp, "_hw", real_hw)
+    monkeypatch.setattr(bp.adapt, "_hw", real_hw)
     fd, rc = choice["fuse_delta"], choice["recompute"]
     # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
     assert sum(bp.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
