@@ -15,9 +15,9 @@ stays light (no scikit-learn, scipy or Dask until needed).
 from importlib import import_module as _import_module
 
 from .engine import (BufferLayout, Capabilities, CapabilityError, Device, DeviceArray, In,
-                     Kernel, Layout, LoopBudgetError, Pass, PassCounter, PingPong, Scope,
-                     ShaderCompileError, ShaderGPGPUError, Split, TexturePool, TooLargeError,
-                     get_device, layout_for)
+                     Kernel, KernelDebugError, Layout, LoopBudgetError, Pass, PassCounter,
+                     PingPong, Scope, ShaderCompileError, ShaderGPGPUError, Split, TexturePool,
+                     TooLargeError, get_device, layout_for)
 from .engine import builtin
 
 __version__ = "0.2.0"
@@ -50,7 +50,7 @@ def __dir__():
 
 __all__ = [
     "BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In", "Kernel",
-    "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
+    "KernelDebugError", "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
     "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool", "TooLargeError",
     "builtin", "get_device", "layout_for", "__version__",
     *_LAZY,

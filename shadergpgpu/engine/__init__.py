@@ -4,18 +4,19 @@ Layers, bottom up: ``context`` (GL context and capabilities), ``layout`` (pure s
 the GLSL accessors), ``arrays`` (textures and their pool), ``programs`` (shader files and the
 program cache), ``kernels`` (declared kernels: inputs, outputs, typed uniforms, loop work),
 ``passes`` (compiled kernels, prepared passes, the pass counter), ``device`` (ties them
-together), ``plans`` (pass formulas), ``validation`` (input checks shared by every algorithm).
+together), ``plans`` (pass formulas), ``validation`` (input checks shared by every algorithm),
+``sanitizer`` (debug mode: reads out of range, NaN/Inf made by a kernel).
 """
 from .arrays import DeviceArray, TexturePool
 from .context import Capabilities
 from .device import Device, PingPong, Scope, get_device
-from .errors import (CapabilityError, LoopBudgetError, ShaderCompileError, ShaderGPGPUError,
-                     TooLargeError)
+from .errors import (CapabilityError, KernelDebugError, LoopBudgetError, ShaderCompileError,
+                     ShaderGPGPUError, TooLargeError)
 from .kernels import In, Kernel, Split
 from .layout import BufferLayout, Layout, layout_for
 from .passes import Pass, PassCounter
 
 __all__ = ["BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In",
-           "Kernel", "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
-           "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool", "TooLargeError",
-           "get_device", "layout_for"]
+           "Kernel", "KernelDebugError", "Layout", "LoopBudgetError", "Pass", "PassCounter",
+           "PingPong", "Scope", "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool",
+           "TooLargeError", "get_device", "layout_for"]

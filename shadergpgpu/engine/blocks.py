@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .arrays import Releasable
+from .layout import GUARD_VEC4, debug_guard
 
 #: The guaranteed minimum of GL_MAX_UNIFORM_BLOCK_SIZE in OpenGL ES 3.0 / WebGL 2 (bytes); the
 #: window cap used under a non-native profile (profiles list no uniform-block limit).
@@ -65,16 +66,19 @@ class BlockLayout:
     def shape_uniform(self) -> tuple:
         return (1, 4 * self.vec4s, self.vec4s, 0)
 
-    def glsl_input(self, name: str) -> str:
-        return glsl_block_input(self.kind, name)
+    def glsl_input(self, name: str, check: int | None = None) -> str:
+        return glsl_block_input(self.kind, name, check)
 
 
-def glsl_block_input(kind: tuple, name: str) -> str:
-    """Declaration and accessor of uniform-block input ``name`` (kind ``("block", N)``)."""
+def glsl_block_input(kind: tuple, name: str, check: int | None = None) -> str:
+    """Declaration and accessor of uniform-block input ``name`` (kind ``("block", N)``);
+    ``check`` (debug mode: the input's number) guards the index (see
+    :func:`~shadergpgpu.engine.layout.debug_guard`)."""
     n = int(kind[1])
+    guard = debug_guard(check, GUARD_VEC4, "i", "0", (("i", str(n)),))
     return (f"layout(std140) uniform sg_{name} {{\n    vec4 sg_{name}_data[{n}];\n}};\n"
             f"#define {name}_VEC4S {n}\n"
-            f"vec4 {name}_vec4(int i) {{\n    return sg_{name}_data[i];\n}}\n")
+            f"vec4 {name}_vec4(int i) {{\n{guard}    return sg_{name}_data[i];\n}}\n")
 
 
 def has_uniform_blocks(device) -> bool:

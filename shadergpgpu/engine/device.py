@@ -27,6 +27,7 @@ import numpy as np
 
 from . import context as _context
 from . import profiles as _profiles
+from . import sanitizer as _sanitizer
 from .arrays import DeviceArray, TexturePool, _to_logical, as_float32
 from .cache import LRU
 from .errors import CapabilityError
@@ -74,6 +75,11 @@ class Device:
     profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
         env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
         texture size, render targets, float blending, loop cap, texture units, buffer textures).
+    debug : debug mode (default: env ``SHADERGPGPU_DEBUG``, read here): every kernel's reads are
+        checked against its arrays' bounds and its outputs for NaN/Inf that no input holds, with
+        a :class:`~shadergpgpu.engine.errors.KernelDebugError` naming the kernel, the array and
+        the first bad index (:mod:`~shadergpgpu.engine.sanitizer`; slow: a check pass and
+        read-backs per pass). Off, nothing changes: same sources, same per-pass path.
     """
 
     def __init__(self, backend: str | None = None, device_index: int | None = None,
@@ -81,7 +87,8 @@ class Device:
                  window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
                  loop_cap: int | None = None, cache_size: int = 128,
                  pool_bytes: int = 64 << 20, profile=None, fbo_cache_size: int = 64,
-                 resource_cache_size: int = 32, recipe_cache_bytes: int = 1280 << 20):
+                 resource_cache_size: int = 32, recipe_cache_bytes: int = 1280 << 20,
+                 debug: bool | None = None):
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
                                                             window_size, title)
         self._token = _Token()
@@ -123,6 +130,9 @@ class Device:
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
         self.shaders = ShaderLibrary(self.ctx, shader_root)
+        if debug is None:
+            debug = _sanitizer.env_debug()
+        self.sanitizer = _sanitizer.Sanitizer(self) if debug else None
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
         self._flush_fn = None
@@ -135,6 +145,11 @@ class Device:
         self._blend = None
         self.ctx.disable(moderngl.BLEND)
         self.ctx.blend_func = moderngl.ONE, moderngl.ONE
+
+    @property
+    def debug(self) -> bool:
+        """Whether the device runs in debug mode (see the ``debug`` parameter)."""
+        return self.sanitizer is not None
 
     @property
     def is_software(self) -> bool:
@@ -304,6 +319,8 @@ class Device:
             shared = self.shaders.program(src)
             buffers = {n for n, kind in ikinds if kind[0] == "buffer"}
             c = Compiled(self, kernel, shared, src.text, list(kernel.inputs), buffers)
+            if self.sanitizer is not None:
+                self.sanitizer.prepare(c, body, defines, inputs, outputs)
             self._compiled[key] = c
         return c
 
@@ -311,6 +328,8 @@ class Device:
         self._epoch += 1
         c.release()
         self.shaders.forget(c.text)
+        if self.sanitizer is not None:
+            self.sanitizer.forget(c)
 
     def _evict_fbo(self, _key, fbo) -> None:
         self._epoch += 1
@@ -364,9 +383,16 @@ class Device:
         fbo = self._framebuffer(arrs)
         if work is not None:
             self.counter.add_work(frags, work)
+        watch = None if self.sanitizer is None else \
+            self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
         if not cuts:
-            return self._issue(c, fbo, arrs, viewport, mode, frags, bind)
-        return self._issue_slices(c, fbo, arrs, viewport, mode, frags, bind, cuts, kernel.split)
+            drawn = self._issue(c, fbo, arrs, viewport, mode, frags, bind)
+        else:
+            drawn = self._issue_slices(c, fbo, arrs, viewport, mode, frags, bind, cuts,
+                                       kernel.split)
+        if watch is not None:
+            watch.check()
+        return drawn
 
     def prepare(self, kernel: Kernel, outputs, inputs: dict | None = None,
                 uniforms: dict | None = None, defines: dict | None = None, blend=False,
@@ -378,7 +404,8 @@ class Device:
         outs = _output_table(outputs)
         mode = _combine_mode(blend, accumulate)
         self._validate(kernel, inputs, outs, blend_mode(blend))
-        return Pass(self, kernel, inputs, outs, uniforms or {}, defines, mode, rect)
+        cls = Pass if self.sanitizer is None else _sanitizer.DebugPass
+        return cls(self, kernel, inputs, outs, uniforms or {}, defines, mode, rect)
 
     def passes_for(self, kernel: Kernel, inputs: dict, outputs, uniforms=None, defines=None,
                    slices: int = 1) -> int:
@@ -494,6 +521,8 @@ class Device:
         self._compiled.clear()
         self._bodies.clear()
         self._fbos.clear()
+        if self.sanitizer is not None:
+            self.sanitizer.trim()
         n = self.pool.trim()
         _return_memory()
         return n
@@ -581,6 +610,8 @@ class Device:
     def _draw(self, compiled: Compiled, fbo, viewport, blend, fragments: int) -> None:
         """Issue the draw. ``viewport`` is None for the whole output, else a sub-rectangle."""
         ctx = self.ctx
+        if self.sanitizer is not None:  # debug mode: the check pass first (it may raise)
+            self.sanitizer.check_reads(compiled, fbo, viewport)
         fbo.use()  # also sets the framebuffer's full viewport
         if blend is not self._blend:
             if blend is None:

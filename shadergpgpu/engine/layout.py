@@ -20,6 +20,10 @@ never do this math themselves: :func:`glsl_input` and :func:`glsl_output` emit t
 (``NAME_texel(gi, gj)``, ``NAME_at(r, c)``, ``NAME_grid()``, ``NAME_pos(lane)`` ...). Sizes
 reach the shader as uniforms, so one compiled program serves every size of a layout *kind*
 (packed or not, row or column order, wrapped or not).
+
+In debug mode (:mod:`shadergpgpu.engine.sanitizer`) the accessors that read are emitted with a
+*guard*: an index out of range is recorded (``sg_debug_hit``) and clamped. Without debug the
+accessors' text is exactly the plain one (no guard, no define), so programs are unchanged.
 """
 from __future__ import annotations
 
@@ -32,6 +36,25 @@ from .errors import TooLargeError
 from .limits import ceil_div as _ceil_div
 
 DEFAULT_MAX_SIZE = 16384
+
+# What a guarded accessor records (debug mode): code = 1 + 4 * input number + kind, with the
+# two indices of the bad access (see :func:`debug_guard`).
+GUARD_ELEMENT, GUARD_FLAT, GUARD_TEXEL, GUARD_VEC4 = 0, 1, 2, 3
+
+
+def debug_guard(check: int | None, kind: int, a: str, b: str, bounds) -> str:
+    """GLSL lines that check an accessor's indices (debug mode), or "" when ``check`` is None.
+
+    ``check``: the input's number; ``kind``: ``GUARD_*``; ``a``, ``b``: the two indices shown
+    in the report (``b`` may be ``"0"``); ``bounds``: (variable, exclusive upper bound) pairs.
+    An index outside ``[0, bound)`` is recorded once per fragment (the first) and clamped, so
+    the read itself stays inside the array."""
+    if check is None:
+        return ""
+    test = " || ".join(f"{v} < 0 || {v} >= {hi}" for v, hi in bounds)
+    clamps = "".join(f"        {v} = clamp({v}, 0, ({hi}) - 1);\n" for v, hi in bounds)
+    return (f"    if ({test}) {{\n"
+            f"        sg_debug_hit({1 + 4 * int(check) + kind}, {a}, {b});\n{clamps}    }}\n")
 
 
 @dataclass(frozen=True)
@@ -180,13 +203,13 @@ class Layout:
         """Value of the ``sg_NAME_shape`` uniform: (rows, cols, grid_w, tex_w)."""
         return (self.rows, self.cols, self.grid_w, self.tex_w)
 
-    def glsl_input(self, name: str) -> str:
+    def glsl_input(self, name: str, check: int | None = None) -> str:
         """Declarations and accessors for reading this layout (see :func:`glsl_input`)."""
-        return glsl_input(self.kind, name)
+        return glsl_input(self.kind, name, check)
 
-    def glsl_output(self, name: str, location: int) -> str:
+    def glsl_output(self, name: str, location: int, check: bool = False) -> str:
         """Declaration of output ``name`` and its position helpers (see :func:`glsl_output`)."""
-        return glsl_output(self.kind, name, location)
+        return glsl_output(self.kind, name, location, check)
 
 
 def _glsl_shape(kind: tuple, name: str) -> str:
@@ -208,7 +231,16 @@ def _glsl_shape(kind: tuple, name: str) -> str:
             f"#define {name}_N_TEXELS ({name}_GRID_H * {name}_GRID_W)\n")
 
 
-def glsl_input(kind: tuple, name: str) -> str:
+def _guards(check: int | None, name: str) -> tuple[str, str, str]:
+    """Guards of the texel (grid), element and flat accessors of input ``name`` (debug mode)."""
+    return (debug_guard(check, GUARD_TEXEL, "gi", "gj",
+                        (("gi", f"{name}_GRID_H"), ("gj", f"{name}_GRID_W"))),
+            debug_guard(check, GUARD_ELEMENT, "r", "c",
+                        (("r", f"{name}_ROWS"), ("c", f"{name}_COLS"))),
+            debug_guard(check, GUARD_FLAT, "i", "0", (("i", f"{name}_ROWS * {name}_COLS"),)))
+
+
+def glsl_input(kind: tuple, name: str, check: int | None = None) -> str:
     """Declarations and accessors for reading an input of layout ``kind`` named ``name``.
 
     The sampler is ``sg_NAME`` (so a define may use the input's name). Emitted:
@@ -220,10 +252,11 @@ def glsl_input(kind: tuple, name: str) -> str:
       ``ivec2 NAME_grid_of(int t)``         grid (gi, gj) of the t-th texel, row by row
       ``ivec4 NAME_flat(int gi, int gj)``   row-major flat index of each lane of a grid texel,
                                              -1 for padding lanes
-    plus the shape macros of :func:`_glsl_shape`.
+    plus the shape macros of :func:`_glsl_shape`. ``check`` (debug mode: the input's number)
+    guards ``NAME_coord`` (so ``NAME_texel``), ``NAME_at`` and ``NAME_get`` (:func:`debug_guard`).
     """
     if kind[0] == "buffer":
-        return _glsl_buffer_input(name)
+        return _glsl_buffer_input(name, check)
     _, packed, order, wrapped = kind
     if wrapped:
         coord = (f"    int t = gi * {name}_GRID_W + gj;\n"
@@ -239,12 +272,13 @@ def glsl_input(kind: tuple, name: str) -> str:
         at = f"    return {name}_texel({i}, {j}).r;\n"
         lanes = "ivec4(0, 1 << 30, 1 << 30, 1 << 30)"
         pack = 1
+    g_coord, g_at, g_get = _guards(check, name)
     return (f"uniform sampler2D sg_{name};\n" + _glsl_shape(kind, name) +
-            f"ivec2 {name}_coord(int gi, int gj) {{\n{coord}}}\n"
+            f"ivec2 {name}_coord(int gi, int gj) {{\n{g_coord}{coord}}}\n"
             f"vec4 {name}_texel(int gi, int gj) {{\n"
             f"    return texelFetch(sg_{name}, {name}_coord(gi, gj), 0);\n}}\n"
-            f"float {name}_at(int r, int c) {{\n{at}}}\n"
-            f"float {name}_get(int i) {{\n"
+            f"float {name}_at(int r, int c) {{\n{g_at}{at}}}\n"
+            f"float {name}_get(int i) {{\n{g_get}"
             f"    return {name}_at(i / {name}_COLS, i % {name}_COLS);\n}}\n"
             f"ivec2 {name}_grid_of(int t) {{\n"
             f"    return ivec2(t / {name}_GRID_W, t % {name}_GRID_W);\n}}\n"
@@ -255,7 +289,7 @@ def glsl_input(kind: tuple, name: str) -> str:
             f"    return (r * {name}_COLS + c) * keep + (keep - 1);\n}}\n")
 
 
-def glsl_output(kind: tuple, name: str, location: int) -> str:
+def glsl_output(kind: tuple, name: str, location: int, check: bool = False) -> str:
     """Declaration of output ``name`` (layout ``kind``) at ``location`` and its accessors.
 
     Emitted:
@@ -266,7 +300,8 @@ def glsl_output(kind: tuple, name: str, location: int) -> str:
       ``bool  NAME_live(int lane)``     the lane holds an element of the array (not padding)
       ``bvec4 NAME_lanes()``            NAME_live of the four lanes
       ``int   NAME_index(int lane)``    row-major flat index of the lane's element
-    so no kernel does lane or padding arithmetic by hand.
+    so no kernel does lane or padding arithmetic by hand. ``check`` (debug mode's check pass):
+    ``NAME`` is a plain global instead of a render target (the pass writes only its record).
     """
     _, packed, order, wrapped = kind
     if wrapped:
@@ -280,7 +315,8 @@ def glsl_output(kind: tuple, name: str, location: int) -> str:
     minor = "g.y * 4 + lane" if packed else "g.y"
     pos = "ivec2(g.x, m)" if order == "row" else "ivec2(m, g.x)"
     lane_ok = "" if packed else " && lane == 0"
-    return (f"layout(location = {location}) out vec4 {name};\n" + _glsl_shape(kind, name) +
+    decl = f"vec4 {name};\n" if check else f"layout(location = {location}) out vec4 {name};\n"
+    return (decl + _glsl_shape(kind, name) +
             f"ivec2 {name}_grid() {{\n{grid}}}\n"
             f"bool {name}_inside() {{\n{inside}}}\n"
             f"ivec2 {name}_pos(int lane) {{\n"
@@ -297,20 +333,21 @@ def glsl_output(kind: tuple, name: str, location: int) -> str:
             f"    return p.x * {name}_COLS + p.y;\n}}\n")
 
 
-def _glsl_buffer_input(name: str) -> str:
+def _glsl_buffer_input(name: str, check: int | None = None) -> str:
     """Accessors for an input in a linear buffer (``samplerBuffer sg_NAME``), packed row-major.
 
     Emitted: ``NAME_index(gi, gj)`` (buffer texel index), ``NAME_texel``, ``NAME_at``,
-    ``NAME_get`` and the shape macros.
+    ``NAME_get`` and the shape macros (guarded in debug mode, as for textures).
     """
+    g_index, g_at, g_get = _guards(check, name)
     return (f"uniform samplerBuffer sg_{name};\n" + _glsl_shape(("buffer", True, "row", False), name) +
-            f"int {name}_index(int gi, int gj) {{\n"
+            f"int {name}_index(int gi, int gj) {{\n{g_index}"
             f"    return gi * {name}_GRID_W + gj;\n}}\n"
             f"vec4 {name}_texel(int gi, int gj) {{\n"
             f"    return texelFetch(sg_{name}, {name}_index(gi, gj));\n}}\n"
-            f"float {name}_at(int r, int c) {{\n"
+            f"float {name}_at(int r, int c) {{\n{g_at}"
             f"    return {name}_texel(r, c >> 2)[c & 3];\n}}\n"
-            f"float {name}_get(int i) {{\n"
+            f"float {name}_get(int i) {{\n{g_get}"
             f"    return {name}_at(i / {name}_COLS, i % {name}_COLS);\n}}\n")
 
 
@@ -378,8 +415,8 @@ class BufferLayout:
     def shape_uniform(self) -> tuple:
         return (self.rows, self.cols, self.grid_w, 0)
 
-    def glsl_input(self, name: str) -> str:
-        return _glsl_buffer_input(name)
+    def glsl_input(self, name: str, check: int | None = None) -> str:
+        return _glsl_buffer_input(name, check)
 
 
 def layout_for(shape, packed: bool = True, order: str = "row",

@@ -266,7 +266,9 @@ class Pass:
             self._work = k.work_of(layouts, user, self.defines)
             if self._checks:
                 self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
-        self._plain = not self._cuts and self._viewport is None
+        # debug mode checks every draw: no fast path (see engine.sanitizer)
+        self._plain = not self._cuts and self._viewport is None and \
+            self.device.sanitizer is None
 
     def set(self, **uniforms) -> "Pass":
         """Set uniform values that stay until changed."""

@@ -1,4 +1,4 @@
-"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``.
+"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``, ``replay``, ``export-web``.
 
 ``report NAME [options]`` and ``bench NAME [options]`` hand every option after NAME to the
 report's (benchmark's) own parser, so ``shadergpgpu report blur --help`` prints the blur
@@ -123,6 +123,37 @@ def _export(args) -> int:
     return 0
 
 
+def _replay(args) -> int:
+    from .browser import BrowserError, BrowserNotFound, replay
+    if not Path(args.bundle).is_file():
+        return _error(f"no such bundle: {args.bundle}")
+    try:
+        outs, page = replay(args.bundle, timeout=args.timeout)
+    except BrowserNotFound as e:
+        return _error(str(e))
+    except (BrowserError, ValueError) as e:
+        return _error(str(e).splitlines()[0] if not args.verbose else str(e))
+    np = importlib.import_module("numpy")
+    np.savez(args.output, **{f"r{i}": o for i, o in enumerate(outs)})
+    print(f"replayed {args.bundle} in {page.get('renderer', 'the browser')}: {len(outs)} "
+          f"readback(s) in {page.get('ms', 0.0):.1f} ms; wrote {args.output}")
+    return 0
+
+
+def _export_web(args) -> int:
+    from .webpage import xor_page
+    if args.demo != "xor":
+        return _error(f"unknown page {args.demo!r} (known: xor)")
+    try:
+        cfg = xor_page(args.output, hidden=args.hidden, steps=args.steps, lr=args.lr,
+                       seed=args.seed)
+    except ValueError as e:
+        return _error(str(e))
+    print(f"wrote {args.output}: XOR 2-{cfg['hidden']}-1, {cfg['steps']} fused steps in the "
+          f"browser (recorded here at {cfg['python_ms_per_step']:.3f} ms per step)")
+    return 0
+
+
 def _exit_code(e: SystemExit) -> int:
     c = e.code
     if c is None:
@@ -232,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
                "options of each report and benchmark.")
     p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
     sub = p.add_subparsers(dest="cmd",
-                           metavar="{info,profiles,export-glsl,report,bench,calibrate,predict}")
+                           metavar="{info,profiles,export-glsl,replay,export-web,report,bench,calibrate,"
+                                   "predict}")
     sub.required = True
     pi = sub.add_parser("info", help="print the GL context's capabilities",
                         description="Create a device and print what its GL context offers.")
@@ -260,6 +292,27 @@ def build_parser() -> argparse.ArgumentParser:
                     help="write to FILE instead of standard output")
     pe.add_argument("--check", action="store_true",
                     help="compile the result with glslangValidator")
+    pr = sub.add_parser("replay", help="replay a trace bundle in headless Chromium",
+                        description="Replay a bundle saved by sg.trace(...).save(PATH) in "
+                                    "headless Chromium (WebGL2) and write the browser's "
+                                    "readbacks as r0, r1, ... in the order the host read them.")
+    pr.add_argument("bundle", help="the bundle file")
+    pr.add_argument("-o", "--output", required=True, metavar="OUT.npz",
+                    help="where to write the readbacks")
+    pr.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                    help="seconds to wait for the browser (default 300)")
+    pr.add_argument("-v", "--verbose", action="store_true", help="the browser's whole error")
+    pw = sub.add_parser("export-web", help="write a self-contained web page of a demo",
+                        description="Record a demo with sg.trace and write one HTML file that "
+                                    "replays it in a browser (WebGL2): 'xor' trains the XOR "
+                                    "network with the fused step, drawing the loss curve and "
+                                    "the decision surface.")
+    pw.add_argument("demo", choices=["xor"], help="the page to write")
+    pw.add_argument("-o", "--output", required=True, metavar="PAGE.html")
+    pw.add_argument("--hidden", type=int, default=4, help="hidden neurons (default 4)")
+    pw.add_argument("--steps", type=int, default=2000, help="learning steps (default 2000)")
+    pw.add_argument("--lr", type=float, default=2.0, help="learning rate (default 2.0)")
+    pw.add_argument("--seed", type=int, default=0, help="weight seed (default 0)")
     sub.add_parser("report", add_help=False,
                    help=f"analysis report NAME: {', '.join(_names('report'))} "
                         "(options: report NAME --help)")
@@ -299,6 +352,10 @@ def main(argv=None) -> int:
         return _profiles(args)
     if args.cmd == "export-glsl":
         return _export(args)
+    if args.cmd == "replay":
+        return _replay(args)
+    if args.cmd == "export-web":
+        return _export_web(args)
     return _info(args)
 
 
