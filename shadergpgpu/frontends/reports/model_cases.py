@@ -1,0 +1,276 @@
+"""The cost model's cases: one call of an algorithm built on a device, and measuring it.
+
+:class:`Case` and its makers (``backprop_case``, ``sgemm_case``, ``blur_case``, ``svm_case``,
+``sammon_case``; :data:`MAKERS` by algorithm), :func:`default_cases` (the benchmark
+configurations), and one case counted (:func:`count`), timed (:func:`measure_case`), predicted on a
+profile (:func:`predict_on_profile`) and compared with its prediction (:func:`compare_case`);
+:func:`predicted_columns` for any report's timing rows. The paper's configuration
+(:data:`PAPER`, :data:`PAPER_SIZES`, :data:`PAPER_N`, :data:`GPU_PROFILE`) lives here because the
+makers' defaults use it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...engine import model as M
+from .common import measure
+
+PAPER = {"packed": 0.008, "unpacked": 0.026}     # s per step, GeForce 7800 GTX (seed 004)
+PAPER_SIZES = (2, 64, 1)
+PAPER_N = 1024
+GPU_PROFILE = "geforce-7800gtx"
+
+
+# ---- cases: one call of an algorithm, built on a device ------------------------------------------
+class Case:
+    """One configuration: ``build(dev) -> (call, release)``, and ``numpy() -> callable`` (the
+    CPU reference of the same work, or None)."""
+
+    def __init__(self, algo: str, label: str, build, numpy=None, params=None):
+        self.algo, self.label, self.build, self.numpy = algo, label, build, numpy
+        self.params = params or {}
+
+    def __repr__(self):
+        return f"Case({self.algo} {self.label})"
+
+
+def backprop_case(sizes=PAPER_SIZES, n=PAPER_N, schedule="paper", packed=True, steps=1):
+    from ...algorithms import backprop as bp
+    sizes = [int(s) for s in sizes]
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, (n, sizes[0]))
+    T = rng.uniform(0, 1, (n, sizes[-1]))
+
+    def build(dev):
+        net = bp.BackpropNet(dev, sizes, X, T, lr=0.5 / n, schedule=schedule, packed=packed)
+        return (lambda: net.step(steps)), net.release
+
+    def numpy():
+        cpu = bp.NumpyMLP(sizes, X, T, 0.5 / n, dtype=np.float32)
+        return lambda: cpu.step(steps)
+
+    label = f"{'-'.join(map(str, sizes))} N={n} {schedule}{'' if packed else ' unpacked'}"
+    return Case("backprop", label, build, numpy,
+                dict(sizes=sizes, n=n, schedule=schedule, packed=packed))
+
+
+def _keeping_last(make, inputs):
+    """(call, release) for a case whose call returns a new device array: the call keeps only
+    the latest result (memory stays flat over repeats); release frees it and ``inputs``."""
+    out = []
+
+    def call():
+        out.append(make())
+        while len(out) > 1:
+            out.pop(0).release()
+
+    def release():
+        for x in out + list(inputs):
+            x.release()
+    return call, release
+
+
+def sgemm_case(n=256, variant="auto"):
+    from ...algorithms import sgemm as S
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((n, n)).astype(np.float32)
+    B = rng.standard_normal((n, n)).astype(np.float32)
+
+    def build(dev):
+        a, b = dev.array(A), dev.array(B)
+        return _keeping_last(lambda: S.sgemm(a, b, variant=variant, device=dev), [a, b])
+
+    return Case("sgemm", f"{n}x{n}x{n} {variant}", build, lambda: (lambda: A @ B),
+                dict(n=n, variant=variant))
+
+
+def blur_case(shape=(256, 256), sigma=3.0, method="recursive"):
+    from ...algorithms import blur as B
+    img = np.random.default_rng(0).random(shape, dtype=np.float32)
+
+    def build(dev):
+        x = dev.array(img)
+        return _keeping_last(lambda: B.gaussian_blur(x, sigma, method=method, device=dev), [x])
+
+    def numpy():
+        from scipy.ndimage import gaussian_filter
+        return lambda: gaussian_filter(img, sigma, mode="reflect")
+
+    return Case("blur", f"{shape[0]}x{shape[1]} sigma={sigma} {method}", build, numpy,
+                dict(shape=tuple(shape), sigma=sigma, method=method))
+
+
+def svm_case(n=256, d=8, max_iter=50):
+    from ...algorithms.svm import SVC
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, d)).astype(np.float32)
+    y = (X[:, 0] + 0.3 * rng.standard_normal(n) > 0).astype(int)
+
+    def build(dev):
+        est = SVC(max_iter=max_iter, device=dev)
+        return (lambda: est.fit(X, y)), (lambda: None)
+
+    def numpy():
+        from sklearn.svm import SVC as SK
+        return lambda: SK(max_iter=max_iter).fit(X, y)
+
+    return Case("svm", f"n={n} d={d} {max_iter} SMO iterations", build, numpy,
+                dict(n=n, d=d, max_iter=max_iter))
+
+
+def sammon_case(n=256, d=8, n_iter=10):
+    from ...algorithms import sammon as SM
+    X = np.random.default_rng(0).standard_normal((n, d)).astype(np.float32)
+
+    def build(dev):
+        est = SM.Sammon(n_iter=n_iter, device=dev, random_state=0)
+        return (lambda: est.fit_transform(X)), (lambda: None)
+
+    def numpy():
+        Y0 = SM.pca_init(X, 2)
+        return lambda: SM.reference_fit(X, Y0, n_iter)
+
+    return Case("sammon", f"n={n} d={d} {n_iter} iterations", build, numpy,
+                dict(n=n, d=d, n_iter=n_iter))
+
+
+MAKERS = {"backprop": backprop_case, "sgemm": sgemm_case, "blur": blur_case, "svm": svm_case,
+          "sammon": sammon_case}
+
+
+def default_cases(software: bool = True) -> list[Case]:
+    """The benchmark configurations: small ones for a software renderer, the real ones else."""
+    if software:
+        return [backprop_case(n=1024, packed=True), backprop_case(n=1024, packed=False),
+                backprop_case(n=1024, schedule="fused"),
+                backprop_case(sizes=(2, 256, 1), n=256, schedule="fused"),
+                sgemm_case(128), sgemm_case(256),
+                blur_case((256, 256), 3.0), blur_case((256, 256), 3.0, "exact"),
+                svm_case(256, 8, 50), sammon_case(256, 8, 5)]
+    return [backprop_case(n=1024, packed=True), backprop_case(n=1024, packed=False),
+            backprop_case(n=1024, schedule="fused"),
+            backprop_case(sizes=(2, 1024, 1), n=16384, schedule="fused"),
+            backprop_case(sizes=(2, 1024, 1), n=16384, packed=True),
+            sgemm_case(1024), sgemm_case(4096),
+            blur_case((2048, 2048), 8.0), blur_case((2048, 2048), 3.0, "exact"),
+            svm_case(4096, 32, 200), sammon_case(2048, 16, 10)]
+
+
+# ---- measuring and predicting one case ----------------------------------------------------------
+def count(case: Case, dev) -> dict:
+    """Counter snapshot of ONE call of ``case`` on ``dev`` (after a warm-up call)."""
+    call, release = case.build(dev)
+    try:
+        call()
+        dev.finish()
+        dev.counter.reset()
+        call()
+        dev.finish()
+        return dev.counter.snapshot()
+    finally:
+        release()
+
+
+def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tuple:
+    """(seconds of one call, counter snapshot of one call) on ``dev``: the fastest of the
+    repeats (waiting for the device after each), as the calibration takes the fastest of its
+    repeats, so that a machine shared with other jobs disturbs both sides alike."""
+    call, release = case.build(dev)
+    try:
+        t = measure(call, dev.finish, repeat=repeat, warmup=1, min_time=min_time)
+        dev.counter.reset()
+        call()
+        dev.finish()
+        return t.min, dev.counter.snapshot()
+    finally:
+        release()
+
+
+def profile_speeds(name: str) -> M.Speeds:
+    from ...engine import profiles
+    p = profiles.load(name)
+    if not p.speeds:
+        raise ValueError(f"profile {name!r} has no speeds")
+    return M.Speeds.from_dict(p.speeds, p.name)
+
+
+def predict_on_profile(case: Case, profile: str, counting_device=None) -> tuple:
+    """(predicted seconds, per-phase prediction, snapshot) of ``case`` on a profile's GPU: the
+    passes and work are counted by running it here under the profile's limits (its loop cap,
+    blending, draw buffers), the speeds are the profile's."""
+    from ...engine.device import Device
+    dev = counting_device or Device(profile=profile)
+    try:
+        snap = count(case, dev)
+    finally:
+        if counting_device is None:
+            dev.release()
+    pred = M.predict(snap, profile_speeds(profile))
+    return M.total(pred), pred, snap
+
+
+def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5) -> dict:
+    """Measured vs predicted for one case: a row (total) and per-phase rows."""
+    measured, snap = measure_case(case, dev, repeat=repeat)
+    pred = M.predict(snap, speeds)
+    p = M.total(pred)
+    gsnap = None
+    if timing_dev is not None:
+        try:
+            gsnap = count(case, timing_dev)
+        except Exception:  # noqa: BLE001 - timing queries are optional
+            gsnap = None
+    row = {"algorithm": case.algo, "case": case.label, "passes":
+           sum(s["passes"] for s in snap.values()), "measured ms": measured * 1e3,
+           "predicted ms": p * 1e3, "measured / predicted": measured / p if p else None,
+           "verdict": M.verdict(measured, p),
+           "dominant": max(pred.values(), key=lambda x: x["predicted_s"])["dominant"]
+           if pred else "", "diagnosis": M.diagnose(snap, pred, measured, speeds, gsnap)}
+    phases = []
+    dev_over = min(speeds.pass_gpu_us, speeds.pass_overhead_us) * 1e-6
+    for label, q in pred.items():
+        g = (gsnap or {}).get(label, {}).get("gpu_ms")
+        on_dev = q["work_s"] + q["passes"] * dev_over     # the predicted device-side time
+        phases.append({"case": f"{case.algo} {case.label}", "phase": label,
+                       "passes": q["passes"], "predicted ms": q["predicted_s"] * 1e3,
+                       "overhead ms": q["overhead_s"] * 1e3, "alu ms": q["alu_s"] * 1e3,
+                       "fetch ms": q["fetch_s"] * 1e3, "write ms": q["write_s"] * 1e3,
+                       "GPU ms (timing run)": g,
+                       "GPU / predicted on device": (g * 1e-3 / on_dev) if g and on_dev
+                       else None, "dominant": q["dominant"]})
+    return {"row": row, "phases": phases, "snapshot": snap}
+
+
+def predicted_columns(dev, snapshot: dict, measured_s: float | None = None,
+                      speeds: M.Speeds | None = None) -> dict:
+    """Columns any report can add to a timing row: the model's prediction for a counter
+    ``snapshot`` of one call on ``dev`` (its measured speeds), beside the ``measured_s``."""
+    speeds = speeds or M.measured_speeds(dev)
+    pred = M.predict(snapshot, speeds)
+    p = M.total(pred)
+    row = {"predicted ms": p * 1e3, "bound": _bound(pred)}
+    if measured_s:
+        row["measured / predicted"] = measured_s / p if p else None
+        row["model"] = M.verdict(measured_s, p)
+    return row
+
+
+def _numpy_time(case: Case) -> float | None:
+    if case.numpy is None:
+        return None
+    try:
+        fn = case.numpy()
+    except Exception:  # noqa: BLE001 - a missing optional reference
+        return None
+    return measure(fn, None, repeat=5, warmup=1, min_time=0.02).min
+
+
+def _bound(pred: dict) -> str:
+    """What limits a predicted run: the term with the most time summed over its phases."""
+    tot = {"overhead": sum(q["overhead_s"] for q in pred.values())}
+    for k in ("alu", "fetch", "write"):
+        tot[k] = sum(q[f"{k}_s"] for q in pred.values())
+    k = max(tot, key=tot.get)
+    n = sum(q["passes"] for q in pred.values())
+    return f"{k}-bound ({n} passes)" if k == "overhead" else f"{k}-bound"
+
