@@ -45,7 +45,8 @@ def register_plan(plan: PassPlan) -> PassPlan:
 # depends on which module the caller happened to import first.
 PLAN_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sgemm",
                 "shadergpgpu.algorithms.blur", "shadergpgpu.algorithms.svm",
-                "shadergpgpu.algorithms.sammon", "shadergpgpu.ops.reduce",
+                "shadergpgpu.algorithms.sammon", "shadergpgpu.algorithms.kmeans",
+                "shadergpgpu.ops.reduce",
                 "shadergpgpu.ops.rbf", "shadergpgpu.ops.elementwise",
                 "shadergpgpu.ops.scan", "shadergpgpu.ops.sort")
 
