@@ -30,6 +30,7 @@ _LAZY = {
     "sgemm": "algorithms.sgemm", "gaussian_blur": "algorithms.blur",
     "MLP": "algorithms.backprop", "MLPClassifier": "algorithms.backprop",
     "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
+    "KMeans": "algorithms.kmeans",
 }
 _SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
 

@@ -252,7 +252,8 @@ class Pass:
         self._epoch = dev._epoch
 
     def _plan(self):
-        """Resolve the uniform handles and, for loop kernels, the slices within the cap."""
+        """Resolve the uniform handles and, for loop kernels, the slices within the cap (no fast
+        path in debug mode: every draw goes through the device's checks)."""
         c = self.compiled
         k = self.kernel
         self._u = {n: c.handle(n) for n in self.values}
@@ -266,9 +267,7 @@ class Pass:
             self._work = k.work_of(layouts, user, self.defines)
             if self._checks:
                 self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
-        # debug mode checks every draw: no fast path (see engine.sanitizer)
-        self._plain = not self._cuts and self._viewport is None and \
-            self.device.sanitizer is None
+        self._plain = not self._cuts and self._viewport is None and not self.device.debug
 
     def set(self, **uniforms) -> "Pass":
         """Set uniform values that stay until changed."""
