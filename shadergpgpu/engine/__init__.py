@@ -14,7 +14,8 @@ from .errors import (CapabilityError, KernelDebugError, LoopBudgetError, ShaderC
                      ShaderGPGPUError, TooLargeError)
 from .kernels import In, Kernel, Split
 from .layout import BufferLayout, Layout, layout_for
-from .passes import Pass, PassCounter
+from .counter import PassCounter
+from .passes import Pass
 
 __all__ = ["BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In",
            "Kernel", "KernelDebugError", "Layout", "LoopBudgetError", "Pass", "PassCounter",

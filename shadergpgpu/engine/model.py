@@ -231,7 +231,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
         made.append(a)
         return a
 
-    from .passes import PassCounter
+    from .counter import PassCounter
     saved_counter, dev.counter = dev.counter, PassCounter()   # keep the user's counts clean
     pass_gpu_us = 0.0
     try:

@@ -1,8 +1,8 @@
 """Pass plans: each algorithm declares the formula for the passes it runs.
 
 A plan maps the algorithm's parameters to the expected number of passes per phase label; the
-pass-count reports run the algorithm, read :class:`~shadergpgpu.engine.passes.PassCounter`, and hold
-the two side by side.
+pass-count reports run the algorithm, read
+:class:`~shadergpgpu.engine.counter.PassCounter`, and hold the two side by side.
 """
 from __future__ import annotations
 

@@ -1,0 +1,54 @@
+"""A device's life: the token that stands for it in the record of the current context, and the
+release of its context (from :meth:`Device.release` or when a dropped device is collected),
+handing the heap back to the OS."""
+from __future__ import annotations
+
+from .passes import CONTEXT
+
+
+class _Token:
+    """Stands for a device in the process-wide record of the current context (see
+    :class:`~shadergpgpu.engine.passes.ContextState`) and says whether it is still alive."""
+
+    __slots__ = ("alive",)
+
+    def __init__(self):
+        self.alive = True
+
+
+def _free_context(ctx, window, token) -> None:
+    """Release a device's context (its GL objects go with it): from :meth:`Device.release` or
+    when a dropped device is collected."""
+    token.alive = False
+    try:
+        ctx.release()
+    finally:
+        # releasing a context may change which one is current: every device enters its own
+        # context again on its next call
+        CONTEXT.current = None
+        if window is not None:
+            import glfw
+            glfw.destroy_window(window)
+        _return_memory()
+
+
+_MALLOC_TRIM = []
+
+
+def _return_memory() -> None:
+    """Hand freed heap memory back to the OS (glibc keeps what a software renderer's textures
+    used in its arenas: without this, RSS stays up after the textures are deleted)."""
+    if not _MALLOC_TRIM:
+        fn = None
+        try:
+            import ctypes
+            import ctypes.util
+            name = ctypes.util.find_library("c")
+            if name:
+                fn = getattr(ctypes.CDLL(name), "malloc_trim", None)
+        except OSError:  # pragma: no cover - not glibc
+            fn = None
+        _MALLOC_TRIM.append(fn)
+    fn = _MALLOC_TRIM[0]
+    if fn is not None:
+        fn(0)
