@@ -31,6 +31,7 @@ _LAZY = {
     "MLP": "algorithms.backprop", "MLPClassifier": "algorithms.backprop",
     "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
     "KMeans": "algorithms.kmeans",
+    "trace": "engine.trace", "TraceError": "engine.trace",
 }
 _SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
 

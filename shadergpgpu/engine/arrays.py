@@ -47,6 +47,7 @@ class TexturePool:
         # called with each texture just before the pool deletes it (the device drops the
         # framebuffers that point at it: GL reuses deleted names)
         self.on_delete = None
+        self.by_glo: dict = {}  # GL name -> texture, for every texture made and not deleted
 
     @staticmethod
     def _bytes(size) -> int:
@@ -63,6 +64,7 @@ class TexturePool:
             tex.filter = (moderngl.NEAREST, moderngl.NEAREST)  # shaders fetch exact texels
             tex.repeat_x = tex.repeat_y = False
             self.created += 1
+            self.by_glo[tex.glo] = tex
         self.live += 1
         self.live_bytes += self._bytes(size)
         return tex
@@ -82,6 +84,7 @@ class TexturePool:
         self.idle_bytes -= self._bytes(tex.size)
         if self.on_delete is not None:
             self.on_delete(tex)
+        self.by_glo.pop(tex.glo, None)
         tex.release()
         self.deleted += 1
 
@@ -178,7 +181,7 @@ class DeviceArray(Releasable):
         if a.shape != self.shape:
             raise ValueError(f"cannot write an array of shape {a.shape} into a DeviceArray "
                              f"of shape {self.shape}")
-        self.texture.write(self.layout.pack_array(_to_logical(a, self.layout)))
+        upload(self, self.layout.pack_array(_to_logical(a, self.layout)))
         return self
 
     def get(self) -> np.ndarray:
@@ -187,7 +190,11 @@ class DeviceArray(Releasable):
         self.device.activate()
         raw = np.frombuffer(self.texture.read(), dtype=np.float32)
         logical = self.layout.unpack_array(raw)
-        return _from_logical(logical, self.shape)
+        out = _from_logical(logical, self.shape)
+        tracer = self.device.tracer
+        if tracer is not None:
+            tracer.read(self.texture, out, layout=self.layout, shape=self.shape)
+        return out
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -208,6 +215,15 @@ class DeviceArray(Releasable):
                 dev.pool.give(tex)  # a texture it deletes is deleted in dev's context
             else:                   # e.g. collected in another thread: given back later
                 dev._orphans.append(tex)
+
+
+def upload(array, data: np.ndarray) -> None:
+    """Write the texel data ``data`` (the layout's packed form) into ``array``'s texture: every
+    upload of host data goes through here (an open trace records it)."""
+    tracer = array.device.tracer
+    if tracer is not None:
+        tracer.upload(array.texture, data)
+    array.texture.write(data)
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

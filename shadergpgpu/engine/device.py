@@ -28,7 +28,7 @@ import numpy as np
 from . import context as _context
 from . import profiles as _profiles
 from . import sanitizer as _sanitizer
-from .arrays import DeviceArray, TexturePool, _to_logical, as_float32
+from .arrays import DeviceArray, TexturePool, _to_logical, as_float32, upload
 from .cache import LRU
 from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
@@ -128,6 +128,7 @@ class Device(Drawing):
         self.sanitizer = _sanitizer.Sanitizer(self) if debug else None
         self.counter = PassCounter()
         self.timing = bool(timing) and self.caps.timer_queries
+        self.tracer = None  # an open sg.trace(...) records what this device does
         self._flush_fn = None
         self.recipe_cache_bytes = int(recipe_cache_bytes)
         self._placeholder = None
@@ -229,7 +230,7 @@ class Device(Drawing):
             raise ValueError(f"{name}: cannot place an empty array of shape {a.shape} on the "
                              "device")
         out = self.alloc(self.layout(a.shape, packed, order), a.shape)
-        out.texture.write(out.layout.pack_array(_to_logical(a, out.layout)))
+        upload(out, out.layout.pack_array(_to_logical(a, out.layout)))
         return out
 
     def image(self, x, name: str = "image") -> DeviceArray:
@@ -241,7 +242,7 @@ class Device(Drawing):
             raise ValueError(f"{name}: expected an (H, W) or (H, W, C) image with 1..4 "
                              f"channels, got shape {np.shape(x)}")
         out = self.empty_image(a.shape)
-        out.texture.write(out.layout.pack_array(_to_logical(a, out.layout)))
+        upload(out, out.layout.pack_array(_to_logical(a, out.layout)))
         return out
 
     def empty_image(self, shape) -> DeviceArray:
@@ -339,10 +340,33 @@ class Device(Drawing):
         device is current)."""
         self.activate()
         glo = tex.glo
+        if self.tracer is not None:
+            self.tracer.forget(tex)
         for key in [k for k in self._fbos.keys() if glo in k]:
             self._epoch += 1
             self._fbo_epoch += 1
             self._fbos.pop(key).release()
+
+    def read_rect(self, a: DeviceArray, rect) -> np.ndarray:
+        """The raw texels (RGBA float32, row by row) of ``a``'s texture inside ``rect`` = (x, y,
+        w, h), read back now: for the host's small decisions (a state texel)."""
+        self.activate()
+        x, y, w, h = (int(v) for v in rect)
+        fbo = self._framebuffer([a])
+        out = np.frombuffer(fbo.read(viewport=(x, y, w, h), components=4, dtype="f4"),
+                            np.float32).copy()
+        if self.tracer is not None:
+            self.tracer.read(a.texture, out, rect=(x, y, w, h))
+        return out
+
+    def _set_tracer(self, tracer) -> None:
+        """Start (a :class:`~shadergpgpu.engine.trace.Trace`) or stop (None) recording."""
+        self.activate()
+        self.tracer = tracer
+
+    def _textures(self):
+        """Every texture this device's pool made that is not deleted (for the tracer)."""
+        return self.pool.by_glo.values()
 
     def trim(self) -> int:
         """Release every cache the device holds: the operations' per-device state (e.g. the

@@ -268,6 +268,8 @@ class Drawing:
         ctx = self.ctx
         if self.sanitizer is not None:  # debug mode: the check pass first (it may raise)
             self.sanitizer.check_reads(compiled, fbo, viewport)
+        if self.tracer is not None:  # an open sg.trace records the draw from the GL state
+            self.tracer.draw(compiled, fbo, viewport, blend)
         fbo.use()  # also sets the framebuffer's full viewport
         if blend is not self._blend:
             if blend is None:

@@ -17,6 +17,8 @@ from .kernels import REGISTRY, Kernel
 from .layout import glsl_input, glsl_output
 from .profiles import load as load_profile
 
+#: a samplerBuffer in code, not in a comment
+_BUFFER_USE = re.compile(r"^(?:(?!//).)*\bsamplerBuffer\b", re.M)
 ES_PRECISION = ("precision highp float;\nprecision highp int;\nprecision highp sampler2D;\n")
 
 
@@ -31,7 +33,7 @@ def to_es(text: str, version: str = "300 es") -> str:
     if not text.startswith("#version 330 core"):
         raise ValueError("expected a final source starting with '#version 330 core'")
     head = f"#version {version}\n"
-    if "samplerBuffer" in text:  # core ES 3.1 has none: the extension (Mali exposes it)
+    if _BUFFER_USE.search(text):  # core ES 3.1 has none: the extension (Mali exposes it)
         head += "#extension GL_EXT_texture_buffer : require\nprecision highp samplerBuffer;\n"
     return head + ES_PRECISION + text[len("#version 330 core\n"):]
 

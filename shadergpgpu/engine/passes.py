@@ -276,7 +276,7 @@ class Pass:
                 key = self._wkey = (label, self._fragments, self._work)
             log = cnt.work_log
             log[key] = log.get(key, 0) + 1
-        if self._plain and self.blend is dev._blend and not dev.timing:
+        if self._plain and self.blend is dev._blend and not dev.timing and dev.tracer is None:
             self._fbo.use()
             c.vao.render(4, 3)
             cnt.passes[label] += 1
@@ -313,7 +313,8 @@ class Pass:
         h = self.compiled.handle(name)
         dev = self.device
         fast = self._plain and (self.blend is None or dev.float_blending)
-        if dev.timing or h is None or len(values) == 1 or self._checks or not fast:
+        if dev.timing or dev.tracer is not None or h is None or len(values) == 1 or \
+                self._checks or not fast:
             # sub-rectangles, split loops and emulated accumulation need the full path
             for v in values[1:]:
                 self.run(**{name: v})

@@ -252,10 +252,16 @@ def load(path) -> tuple[dict, np.ndarray]:
     raw = Path(path).read_bytes()
     if raw[:len(MAGIC)] != MAGIC:
         raise ValueError(f"{path}: not a shadergpgpu trace bundle")
-    n = struct.unpack("<I", raw[len(MAGIC):len(MAGIC) + 4])[0]
     start = len(MAGIC) + 4
-    meta = json.loads(raw[start:start + n])
+    try:
+        n = struct.unpack("<I", raw[len(MAGIC):start])[0]
+        meta = json.loads(raw[start:start + n])
+    except (struct.error, ValueError):
+        raise ValueError(f"{path}: a damaged or truncated trace bundle") from None
     start += n + (-(start + n)) % 4
+    if meta.get("format") != FORMAT or (len(raw) - start) % 4:
+        raise ValueError(f"{path}: a damaged trace bundle or an unknown format "
+                         f"{meta.get('format')!r} (this version reads {FORMAT})")
     return meta, np.frombuffer(raw[start:], dtype="<f4")
 
 

@@ -180,12 +180,7 @@ class BinarySMO:
     def _state(self, a) -> np.ndarray:
         """The device step's state texel (iterations, flag, gap, 0) of alpha vector ``a``."""
         x, y, _ = a.layout.texel_of(0, 4 * self.state_texel)
-        self.dev.activate()
-        # the device's framebuffer cache: keyed by the texture, dropped when it is deleted (a
-        # cache of our own keyed by id(a) could outlive a and hand its id to another array)
-        fbo = self.dev._framebuffer([a])
-        return np.frombuffer(fbo.read(viewport=(x, y, 1, 1), components=4, dtype="f4"),
-                             np.float32)[:4]
+        return self.dev.read_rect(a, (x, y, 1, 1))[:4]
 
     def _solve_device(self, sel, upd) -> int:
         """Iterations with the step on the device; the state is read every k iterations."""
