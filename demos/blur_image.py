@@ -17,7 +17,7 @@ import _demo  # demos/_demo.py: argument checks, output folder, optional package
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import blur as blur_mod  # noqa: E402
-from shadergpgpu.algorithms.blur import BORDERS, METHODS, SCHEDULES, gaussian_blur  # noqa: E402
+from shadergpgpu.algorithms.blur import BORDERS, METHODS, SCHEDULES  # noqa: E402
 
 # The scipy reference runs while pixels x filter taps stay below this (a few seconds on two
 # CPU cores); past it the comparison is skipped with a message.
@@ -70,7 +70,7 @@ def window_loop(img, sigma, method, border, schedule):
     t = 0
     while True:
         s = max(sigma * (1.0 + 0.9 * np.sin(t / 40.0)), 0.3)
-        y = gaussian_blur(x, s, method=method, border=border, schedule=schedule)
+        y = sg.gaussian_blur(x, s, method=method, border=border, schedule=schedule)
         alive = view.show(y, vmin=0.0, vmax=1.0,
                           title=f"Gaussian blur ({method}, {border} border): sigma {s:.2f}")
         y.release()
@@ -142,10 +142,10 @@ def main(argv=None):
     dev = sg.Device()
     print(f"device: {dev.caps.renderer}")
     print(f"image: {img.shape} {img.dtype}" + ("" if a.input else " (generated test image)"))
-    gaussian_blur(img, sigma, method=a.method, border=a.border, schedule=a.schedule, device=dev)
+    sg.gaussian_blur(img, sigma, method=a.method, border=a.border, schedule=a.schedule, device=dev)
     dev.counter.reset()
     t0 = time.perf_counter()
-    out = gaussian_blur(img, sigma, method=a.method, border=a.border, schedule=a.schedule,
+    out = sg.gaussian_blur(img, sigma, method=a.method, border=a.border, schedule=a.schedule,
                         device=dev)
     t = time.perf_counter() - t0
     passes = dev.counter.snapshot()

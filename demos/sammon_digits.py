@@ -2,7 +2,7 @@
 
     python demos/sammon_digits.py [--out out/sammon_digits.png] [--no-reference]
 
-Fits :class:`shadergpgpu.algorithms.sammon.Sammon` with its defaults (PCA start, adaptive step), writes a
+Fits :class:`shadergpgpu.Sammon` with its defaults (PCA start, adaptive step), writes a
 scatter plot coloured by digit (matplotlib; pillow when matplotlib is missing) and prints the
 final stress beside a float64 numpy/scipy reference converged from the same start (L-BFGS on
 the same stress; about half a minute on two CPU cores).
@@ -17,7 +17,7 @@ import numpy as np
 import _demo  # demos/_demo.py: argument checks, output folder, optional packages
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.algorithms.sammon import Sammon, pca_init  # noqa: E402
+from shadergpgpu.algorithms.sammon import pca_init  # noqa: E402
 
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf"]
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
     print(f"fitting a Sammon map of {len(X)} digits (64-D -> 2-D) on the GPU, at most "
           f"{a.iters} update passes ...")
     t0 = time.perf_counter()
-    s = Sammon(n_iter=a.iters, device=dev).fit(X)
+    s = sg.Sammon(n_iter=a.iters, device=dev).fit(X)
     t_gpu = time.perf_counter() - t0
     print(f"GPU Sammon: stress {s.stress_history_[0]:.5f} (PCA start) -> {s.stress_:.5f} in "
           f"{s.n_iter_} update passes ({s.n_rejected_} rejected), {t_gpu:.2f} s, "

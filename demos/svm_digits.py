@@ -15,7 +15,6 @@ import numpy as np
 import _demo  # demos/_demo.py: argument checks, optional packages
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.algorithms.svm import SVC  # noqa: E402
 
 
 def gamma_value(text):
@@ -58,7 +57,7 @@ def main(argv=None):
     print(f"digits: {len(Xtr)} training / {len(Xte)} test images, 64 features, 10 classes")
 
     print("training 45 one-vs-one SMO problems on the GPU ...")
-    ours = SVC(C=args.C, gamma=gamma, working_set=args.working_set, device=dev)
+    ours = sg.SVC(C=args.C, gamma=gamma, working_set=args.working_set, device=dev)
     ours.fit(Xtr, ytr)
     print("training scikit-learn's SVC on the CPU ...")
     t0 = time.perf_counter()

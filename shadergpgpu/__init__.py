@@ -22,7 +22,8 @@ from .engine import builtin
 
 __version__ = "0.2.0"
 
-#: name -> module it lives in, imported on first access (PEP 562)
+#: name -> module it lives in ("module:name there" where it differs), imported on first
+#: access (PEP 562)
 _LAZY = {
     "ElementwiseKernel": "ops.elementwise", "ReductionKernel": "ops.reduce",
     "sum": "ops.reduce", "dot": "ops.reduce", "norm": "ops.reduce",
@@ -32,13 +33,15 @@ _LAZY = {
     "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
     "KMeans": "algorithms.kmeans",
     "trace": "engine.trace", "TraceError": "engine.trace",
+    "argmin": "ops.reduce.arg:index_of_min", "argmax": "ops.reduce.arg:index_of_max",
 }
 _SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
 
 
 def __getattr__(name):
     if name in _LAZY:
-        value = getattr(_import_module(f"{__name__}.{_LAZY[name]}"), name)
+        module, _, attr = _LAZY[name].partition(":")  # "module" or "module:its own name"
+        value = getattr(_import_module(f"{__name__}.{module}"), attr or name)
         globals()[name] = value
         return value
     if name in _SUBMODULES:

@@ -31,6 +31,15 @@ def test_short_form_computes():
                                np.arange(9.0).reshape(3, 3))
 
 
+def test_argmin_argmax_are_numpys():
+    x = np.array([[3.0, -1.0, 7.0], [-1.0, 7.0, 0.5]], dtype=np.float32)   # ties: first wins
+    assert sg.argmin(x) == np.argmin(x) == 1 and sg.argmax(x) == np.argmax(x) == 2
+    x[1, 2] = np.nan
+    assert sg.argmin(x) == np.argmin(x) == 5 and sg.argmax(x) == np.argmax(x) == 5
+    dev = sg.get_device()
+    assert sg.argmax(dev.array(np.arange(10.0))) == 9
+
+
 def test_import_stays_light():
     code = ("import sys, json, shadergpgpu; print(json.dumps([m for m in "
             "('sklearn', 'scipy', 'dask', 'distributed') if m in sys.modules]))")

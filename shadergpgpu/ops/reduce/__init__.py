@@ -106,7 +106,7 @@ them on this package reads or sets the home module's value (there is no copy her
 from . import arg, chain
 from . import plans  # noqa: F401  (registers the reduce/* pass plans)
 from .arg import (ARG_FIRST, ARG_NEXT, ARG_NEXT_DUAL, MAX_INDEX, ArgReduction, arg_kernels,
-                  argmax, argmax_device, argmin, argmin_device)
+                  argmax, argmax_device, argmin, argmin_device, index_of_max, index_of_min)
 from .bounds import TINY, U, error_bound, gamma, rounding_depth
 from .chain import Chain, Placeholder, result_array
 from .chain import _vector_layout  # noqa: F401  (used by tests)
@@ -122,5 +122,6 @@ __all__ = ["ARG_FIRST", "ARG_NEXT", "ARG_NEXT_DUAL", "ArgReduction", "AxisChain"
            "DEFAULT_FANIN", "DOT", "FlatChain", "MAX_FANIN", "MAX_INDEX", "NORM", "Placeholder",
            "ReductionKernel", "SUM", "SumReduction", "TINY", "U", "arg_kernels", "argmax",
            "argmax_device", "argmin", "argmin_device", "axis_passes", "default_fanin", "dot",
+           "index_of_max", "index_of_min",
            "error_bound", "fanin_for", "gamma", "host_operand", "level_sizes", "norm", "passes",
            "result_array", "rounding_depth", "sum", "total", "total_device"]

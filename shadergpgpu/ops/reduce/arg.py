@@ -280,3 +280,17 @@ def argmax(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
     """(max value, flat index of its first occurrence): ``k = numpy.argmax(arr)`` exactly,
     the first NaN included; see :func:`argmin`."""
     return _arg_host(dev, arr, mask, "max", fanin)
+
+
+def index_of_min(a, device=None) -> int:
+    """``numpy.argmin(a)`` (the flat index, ties to the lowest) computed on the device, exactly:
+    ``sg.argmin``. ``a``: numpy or DeviceArray. See :func:`argmin` for the value as well."""
+    from ...engine.validation import pick_device
+    return argmin(pick_device(device, [a]), a)[1]
+
+
+def index_of_max(a, device=None) -> int:
+    """``numpy.argmax(a)`` (the flat index, ties to the lowest) computed on the device, exactly:
+    ``sg.argmax``. ``a``: numpy or DeviceArray. See :func:`argmax` for the value as well."""
+    from ...engine.validation import pick_device
+    return argmax(pick_device(device, [a]), a)[1]
