@@ -136,6 +136,10 @@ class Device(Drawing):
         self._bodies = LRU(cache_size)
         self._fbos = LRU(fbo_cache_size, self._evict_fbo)
         self._resources = LRU(resource_cache_size, self._evict_resource)
+        # call signatures of Device.run already validated (drawing.py): no GL objects, only
+        # what the checks decided; bounded like the compiled kernels it points at
+        self._calls: dict = {}
+        self.cache_size = int(cache_size)
         self._blend = None
         self.ctx.disable(moderngl.BLEND)
         self.ctx.blend_func = moderngl.ONE, moderngl.ONE
@@ -380,6 +384,7 @@ class Device(Drawing):
         self._fbo_epoch += 1
         self._resources.clear()
         self._compiled.clear()
+        self._calls.clear()
         self._bodies.clear()
         self._fbos.clear()
         if self.sanitizer is not None:

@@ -13,8 +13,8 @@ import moderngl
 
 from . import sanitizer as _sanitizer
 from .arrays import DeviceArray
-from .kernels import Kernel
-from .passes import Compiled, Pass, blend_mode
+from .kernels import Kernel, check_uniform
+from .passes import CONTEXT, Compiled, Pass, blend_mode
 
 _BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
 
@@ -33,6 +33,75 @@ def _combine_mode(blend, accumulate):
         raise ValueError("give blend= or accumulate=, not both")
     return b if b is not None else a
 
+
+
+def _live(dev, inputs: dict, outs: dict) -> bool:
+    """The per-call checks of a known signature: every array alive and on ``dev``, no array
+    both read and written (False: the full checks run and say what is wrong)."""
+    for a in outs.values():
+        if a._released or a.device is not dev:
+            return False
+    for a in inputs.values():
+        if getattr(a, "released", False) or getattr(a, "device", dev) is not dev:
+            return False
+        for o in outs.values():
+            if a is o:
+                return False
+    return True
+
+
+class _Signature:
+    """What one call signature decided (see :meth:`Drawing.run`): the compiled kernel, the
+    defines, uniform types and defaults, the layouts' shape uniforms, the viewport, and the
+    loop cuts and declared work per set of uniform values (they are functions of them)."""
+
+    __slots__ = ("dev", "kernel", "layouts", "defs", "slices", "compiled", "types", "defaults",
+                 "shapes", "out_names", "viewport", "frags", "mode", "_plans", "_fixed",
+                 "_work_fn", "fbo", "fbo_textures", "fbo_epoch", "work_key")
+
+    def __init__(self, dev, kernel, layouts, defs, slices):
+        self.dev, self.kernel, self.layouts, self.defs = dev, kernel, layouts, defs
+        self.slices = slices
+        self._plans: dict = {}
+        self.fbo = self.fbo_textures = self.work_key = None
+        self.fbo_epoch = -1
+        self._work_fn = kernel.__dict__.get("_declared_work")
+        # no loop, no split, no declared work: the plan does not depend on the values
+        self._fixed = ([], None) if kernel.loop is None and kernel.split is None and \
+            kernel.work is None else None
+
+    def plan(self, vals: dict) -> tuple:
+        """(loop cuts, declared work) for these uniform values."""
+        if self.kernel.__dict__.get("_declared_work") is not self._work_fn:  # work= changed
+            self._work_fn = self.kernel.__dict__.get("_declared_work")
+            self._plans.clear()
+            self._fixed = None
+        if self._fixed is not None:
+            return self._fixed
+        try:
+            key = tuple(vals.items())
+            got = self._plans.get(key)
+        except TypeError:
+            key = got = None
+        if got is None:
+            k, d = self.kernel, self.defs
+            got = (k.slices(self.layouts, vals, d, self.dev.loop_cap, self.slices or 1),
+                   k.work_of(self.layouts, vals, d))
+            if key is not None:
+                if len(self._plans) >= 64:
+                    self._plans.clear()
+                self._plans[key] = got
+        return got
+
+    def finish(self, c, uniforms, layouts, viewport, frags, mode) -> None:
+        k = self.kernel
+        self.compiled = c
+        self.types = {n: t for n, (t, _) in k.uniforms.items()}
+        self.defaults = {n: d for n, (_, d) in k.uniforms.items()
+                         if n not in uniforms and d is not None}
+        self.shapes = [(f"sg_{n}_shape", a.shape_uniform) for n, a in layouts.items()]
+        self.out_names = tuple(k.outputs)
+        self.viewport, self.frags, self.mode = viewport, frags, mode
 
 
 class Drawing:
@@ -55,39 +124,113 @@ class Drawing:
         slices : for a kernel with a split loop, at least this many passes (more when the loop
             cap needs them).
         """
-        self.activate()
-        inputs = dict(inputs or {})
+        if CONTEXT.current is not self._token:
+            self.activate()
+        inputs = dict(inputs) if inputs else {}
         outs = _output_table(outputs)
+        uniforms = uniforms or {}
+        # What validation depends on, but for the arrays' identity and the uniform values: a
+        # call of a signature seen before skips the checks that the signature decides.
+        try:
+            sig = (kernel, blend, accumulate, None if rect is None else tuple(rect), slices,
+                   tuple(defines.items()) if defines else (), tuple(uniforms),
+                   *[(n, type(a), a.layout) for n, a in inputs.items()], None,
+                   *[(n, type(a), a.layout) for n, a in outs.items()])
+            memo = self._calls.get(sig)
+        except (TypeError, AttributeError):  # unhashable or not arrays: the checks say why
+            sig = memo = None
+        if memo is None or self.sanitizer is not None or not _live(self, inputs, outs):
+            return self._run_checked(kernel, inputs, outs, uniforms, defines, blend, rect,
+                                     slices, accumulate, sig)
+        vals = dict(memo.defaults)
+        types = memo.types
+        for k, v in uniforms.items():
+            t = types[k]
+            tv = type(v)
+            if (tv is float and t == "float") or \
+                    (tv is int and t == "int" and -2147483648 <= v <= 2147483647):
+                vals[k] = v
+            else:
+                vals[k] = check_uniform(kernel.name, k, t, v)
+        cuts, work = memo.plan(vals)
+        c = memo.compiled
+        if not c.alive:  # dropped by the compiled-kernel cache: compile again
+            c = memo.compiled = self.compiled(kernel, inputs, outs, memo.defs)
+        put = c.put
+        for name, v in vals.items():
+            put(name, v)
+        st = c.state
+        if st.owner is not memo:  # the shape uniforms: held since this signature's last call
+            for name, v in memo.shapes:
+                put(name, v)
+            st.owner = memo
+        arrs = [outs[n] for n in memo.out_names]
+        mode = memo.mode
+        if cuts or (mode is not None and not self.float_blending):
+            return self._draw_call(c, inputs, arrs, memo.viewport, memo.frags, mode, work,
+                                   cuts, kernel.split, None)
+        # one plain draw: bind, the framebuffer this signature used last (while the cache
+        # kept it), the declared work, draw
+        for name, unit in c.units:
+            inputs[name].bind(unit)
+        fbo = memo.fbo
+        if fbo is None or memo.fbo_epoch != self._fbo_epoch or \
+                any(a.texture is not t for a, t in zip(arrs, memo.fbo_textures)):
+            fbo = memo.fbo = self._framebuffer(arrs)
+            memo.fbo_textures = [a.texture for a in arrs]
+            memo.fbo_epoch = self._fbo_epoch
+        if work is not None:
+            cnt = self.counter
+            key = memo.work_key
+            if key is None or key[0] is not cnt.label or key[2] is not work:
+                key = memo.work_key = (cnt.label, memo.frags, work)
+            log = cnt.work_log
+            log[key] = log.get(key, 0) + 1
+        self._draw(c, fbo, memo.viewport, mode, memo.frags)
+        return 1
+
+    def _run_checked(self, kernel, inputs, outs, uniforms, defines, blend, rect, slices,
+                     accumulate, sig) -> int:
+        """:meth:`run` with every check; remembers what the signature ``sig`` decided."""
+        self.activate()
         mode = _combine_mode(blend, accumulate)
         self._validate(kernel, inputs, outs, blend_mode(blend))
-        vals, defs = kernel.check_call(inputs, outs, uniforms or {}, defines)
+        vals, defs = kernel.check_call(inputs, outs, uniforms, defines)
         layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
-        cuts = kernel.slices(layouts, vals, defs, self.loop_cap, slices or 1)
-        work = kernel.work_of(layouts, vals, defs)
+        memo = _Signature(self, kernel, layouts, defs, slices)
+        cuts, work = memo.plan(vals)
         c = self.compiled(kernel, inputs, outs, defs)
         for n, a in layouts.items():
             vals[f"sg_{n}_shape"] = a.shape_uniform
         for name, v in vals.items():
             c.put(name, v)
         c.state.owner = None
+        arrs = [outs[n] for n in kernel.outputs]
+        viewport, frags = self._viewport(arrs, rect)
+        watch = None if self.sanitizer is None else \
+            self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
+        if sig is not None and self.sanitizer is None:
+            memo.finish(c, uniforms, layouts, viewport, frags, mode)
+            calls = self._calls
+            if len(calls) >= self.cache_size:  # bounded, oldest out (a hit costs no reorder)
+                del calls[next(iter(calls))]
+            calls[sig] = memo
+        return self._draw_call(c, inputs, arrs, viewport, frags, mode, work, cuts,
+                               kernel.split, watch)
 
+    def _draw_call(self, c, inputs, arrs, viewport, frags, mode, work, cuts, split, watch):
         def bind():
             for name, unit in c.units:
                 inputs[name].bind(unit)
 
         bind()
-        arrs = [outs[n] for n in kernel.outputs]
-        viewport, frags = self._viewport(arrs, rect)
         fbo = self._framebuffer(arrs)
         if work is not None:
             self.counter.add_work(frags, work)
-        watch = None if self.sanitizer is None else \
-            self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
         if not cuts:
             drawn = self._issue(c, fbo, arrs, viewport, mode, frags, bind)
         else:
-            drawn = self._issue_slices(c, fbo, arrs, viewport, mode, frags, bind, cuts,
-                                       kernel.split)
+            drawn = self._issue_slices(c, fbo, arrs, viewport, mode, frags, bind, cuts, split)
         if watch is not None:
             watch.check()
         return drawn

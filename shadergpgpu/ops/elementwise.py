@@ -282,6 +282,10 @@ class ElementwiseKernel:
 
     # ---- a call ---------------------------------------------------------------------------
     def __call__(self, *args, device=None):
+        if device is None:
+            res = self._device_call(args)
+            if res is not None:
+                return res
         nin, nout = self.nin, self.nout
         if len(args) not in (nin, nin + nout):
             raise TypeError(f"{self.name}: takes {nin} inputs (and optionally {nout} outputs), "
@@ -390,6 +394,62 @@ class ElementwiseKernel:
                         h = outs[k]
                     res.append(h)
         return res[0] if nout == 1 else tuple(res)
+
+
+    def _device_call(self, args):
+        """The common call at a small, known cost: every array argument a live DeviceArray of
+        one layout and shape on one device, scalars as Python numbers, outputs of that layout
+        (not also inputs) or none. None for anything else: the general path decides (and says
+        what is wrong)."""
+        nin, nout = self.nin, self.nout
+        if len(args) != nin and len(args) != nin + nout:
+            return None
+        first = None
+        arrays = []
+        for j, v in enumerate(args):
+            tv = type(v)
+            if tv is DeviceArray:
+                if v._released or len(v.shape) > 2:
+                    return None
+                if first is None:
+                    first = v
+                elif v.device is not first.device or v.shape != first.shape or \
+                        not (v.layout is first.layout or v.layout == first.layout):
+                    return None
+                if j < nin:
+                    arrays.append(True)
+            elif j < nin and (tv is float or tv is int):
+                arrays.append(False)
+            else:
+                return None
+        if first is None or not any(arrays):
+            return None
+        ins, outs = args[:nin], args[nin:]
+        for o in outs:
+            for v in ins:
+                if o is v:
+                    return None
+        uniforms, named = {}, {}
+        for (t, n), v, is_arr in zip(self.in_params, ins, arrays):
+            if is_arr:
+                named[f"IN{len(named)}"] = v
+            else:
+                uniforms[n] = _scalar(self.name, t, n, v)
+        dev = first.device
+        targets = list(outs) if outs else [dev.alloc(first.layout, first.shape)
+                                           for _ in range(nout)]
+        try:
+            dev.run(self.kernel(tuple(arrays), True), targets, inputs=named, uniforms=uniforms)
+        except ShaderCompileError as e:
+            raise ShaderCompileError(
+                f"ElementwiseKernel {self.name!r}: the operation does not compile:\n"
+                f"    {self.operation}\n{e}") from None
+        except BaseException:
+            if not outs:
+                for t in targets:
+                    t.release()
+            raise
+        return targets[0] if nout == 1 else tuple(targets)
 
 
 def _cast(g: str, v: str) -> str:
