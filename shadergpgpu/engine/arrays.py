@@ -174,27 +174,37 @@ class DeviceArray(Releasable):
             raise ValueError("this DeviceArray has been released")
 
     def set(self, x) -> "DeviceArray":
-        """Upload new contents of the same shape."""
+        """Upload new contents of the same shape (the caller's bytes as they are where the
+        layout's texels are those bytes: no repacking copy)."""
         self._check()
         self.device.activate()
         a = as_float32(x)
         if a.shape != self.shape:
             raise ValueError(f"cannot write an array of shape {a.shape} into a DeviceArray "
                              f"of shape {self.shape}")
-        upload(self, self.layout.pack_array(_to_logical(a, self.layout)))
+        upload(self, texels(a, self.layout))
         return self
 
-    def get(self) -> np.ndarray:
-        """Download to a new float32 numpy array of the array's shape."""
+    def get(self, out=None, wait: bool = True):
+        """Download to a float32 numpy array of the array's shape: a new one, or ``out`` (a
+        preallocated C-contiguous float32 array of that shape, filled and returned).
+
+        ``wait=False`` returns at once with a :class:`~shadergpgpu.engine.transfer.Readback`
+        of the array as every pass issued so far leaves it; later passes run while the copy
+        does, and ``.result()`` returns the numpy array. See :mod:`shadergpgpu.engine.transfer`.
+        """
+        from . import transfer
         self._check()
         self.device.activate()
-        raw = np.frombuffer(self.texture.read(), dtype=np.float32)
-        logical = self.layout.unpack_array(raw)
-        out = _from_logical(logical, self.shape)
+        if out is not None:
+            out = transfer.check_out(self, out)
+        if not wait:
+            return transfer.Readback(self, out)
+        res = transfer.read(self, out)
         tracer = self.device.tracer
         if tracer is not None:
-            tracer.read(self.texture, out, layout=self.layout, shape=self.shape)
-        return out
+            tracer.read(self.texture, res, layout=self.layout, shape=self.shape)
+        return res
 
     def __array__(self, dtype=None, copy=None):
         a = self.get()
@@ -215,6 +225,14 @@ class DeviceArray(Releasable):
                 dev.pool.give(tex)  # a texture it deletes is deleted in dev's context
             else:                   # e.g. collected in another thread: given back later
                 dev._orphans.append(tex)
+
+
+def texels(a: np.ndarray, layout: Layout) -> np.ndarray:
+    """What to upload for the float32 array ``a`` (its logical shape): ``a`` itself where the
+    layout's texels are its bytes, else the packed image (a copy with the padding)."""
+    if layout.bytes_match and a.flags.c_contiguous and (a.ndim != 3 or a.shape[2] == 4):
+        return a
+    return layout.pack_array(_to_logical(a, layout))
 
 
 def upload(array, data: np.ndarray) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 from . import context as _context
 from . import profiles as _profiles
 from . import sanitizer as _sanitizer
-from .arrays import DeviceArray, TexturePool, _to_logical, as_float32, upload
+from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
 from .cache import LRU
 from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
@@ -39,6 +39,7 @@ from .passes import CONTEXT, Compiled
 from .drawing import Drawing
 from .programs import ShaderLibrary
 from .scope import PingPong, Scope
+from .transfer import PboPool
 
 # Loop iterations one fragment may run before the renderer stops the loop. Mesa's llvmpipe
 # (gallivm) ends every loop after 65,535 iterations (nested loops count together) without an
@@ -122,6 +123,7 @@ class Device(Drawing):
         self.loop_cap = int(min(caps)) if caps else None
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
+        self._pbos = PboPool(self.ctx)   # pixel buffer objects for readbacks (transfer.py)
         self.shaders = ShaderLibrary(self.ctx, shader_root)
         if debug is None:
             debug = _sanitizer.env_debug()
@@ -234,7 +236,7 @@ class Device(Drawing):
             raise ValueError(f"{name}: cannot place an empty array of shape {a.shape} on the "
                              "device")
         out = self.alloc(self.layout(a.shape, packed, order), a.shape)
-        upload(out, out.layout.pack_array(_to_logical(a, out.layout)))
+        upload(out, texels(a, out.layout))
         return out
 
     def image(self, x, name: str = "image") -> DeviceArray:
@@ -246,7 +248,7 @@ class Device(Drawing):
             raise ValueError(f"{name}: expected an (H, W) or (H, W, C) image with 1..4 "
                              f"channels, got shape {np.shape(x)}")
         out = self.empty_image(a.shape)
-        upload(out, out.layout.pack_array(_to_logical(a, out.layout)))
+        upload(out, texels(a, out.layout))
         return out
 
     def empty_image(self, shape) -> DeviceArray:
@@ -387,6 +389,7 @@ class Device(Drawing):
         self._calls.clear()
         self._bodies.clear()
         self._fbos.clear()
+        self._pbos.release()
         if self.sanitizer is not None:
             self.sanitizer.trim()
         n = self.pool.trim()
@@ -441,6 +444,7 @@ class Device(Drawing):
             self._resources.clear()
             self._fbos.clear()
             self._compiled.clear()
+            self._pbos.release()
             self.pool.trim()
         finally:
             self._finalizer()

@@ -140,6 +140,14 @@ class Layout:
         return _ceil_div(self.n_texels, self.tex_w) if self.wrapped else self.grid_h
 
     @cached_property
+    def bytes_match(self) -> bool:
+        """Whether a C-ordered float32 (rows, cols) matrix's bytes are the texture's texels as
+        they are (packed, row order, no padded lane, no padded texel at the end of a wrapped
+        texture): uploads and readbacks then need no repacking copy."""
+        return self.packed and self.order == "row" and self.cols % 4 == 0 and \
+            self.tex_w * self.tex_h == self.n_texels
+
+    @cached_property
     def tex_size(self) -> tuple[int, int]:
         """(width, height) of the texture."""
         return (self.tex_w, self.tex_h)

@@ -1,0 +1,104 @@
+"""Uploads and readbacks: every layout kind round-trips exactly through ``set`` / ``get``,
+``get(out=...)`` fills the caller's array, ``get(wait=False)`` returns the array as the passes
+issued before it left it (later passes do not change it), and bad ``out`` arguments are refused
+naming ``out``. The layouts whose texels are the array's bytes take the copy-free path; the
+others the packing one: both are covered, on llvmpipe and (the PBO path) on a GPU."""
+import numpy as np
+import pytest
+
+import shadergpgpu as sg
+from shadergpgpu.engine.builtin import SAXPY
+from shadergpgpu.engine.layout import Layout
+
+CASES = [  # (shape, packed, order, max_size)
+    ((3, 8), True, "row", None), ((5, 7), True, "row", None), ((4, 6), False, "row", None),
+    ((6, 5), True, "col", None), ((1, 400), True, "row", 16), ((1, 396), True, "row", 16),
+    ((12,), True, "row", None), ((3,), True, "row", None),
+]
+
+
+@pytest.fixture(scope="module")
+def dev():
+    d = sg.Device()
+    yield d
+    d.release()
+
+
+def _array(dev, shape, packed, order, max_size, values):
+    if max_size is None:
+        return dev.array(values, packed=packed, order=order)
+    lay = Layout(shape[0], shape[1], packed, order, max_size)
+    return dev.alloc(lay, shape).set(values)
+
+
+@pytest.mark.parametrize("shape,packed,order,max_size", CASES)
+def test_round_trip_every_layout(dev, shape, packed, order, max_size):
+    a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    x = _array(dev, shape, packed, order, max_size, a)
+    np.testing.assert_array_equal(x.get(), a)
+    out = np.full(shape, np.nan, np.float32)
+    assert x.get(out=out) is out
+    np.testing.assert_array_equal(out, a)
+    x.set(a * 3)
+    np.testing.assert_array_equal(x.get(wait=False).result(), a * 3)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (2, 3, 3), (5, 9, 1)])
+def test_images_round_trip(dev, shape):
+    a = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    x = dev.image(a)
+    np.testing.assert_array_equal(x.get(), a)
+    out = np.empty(shape, np.float32)
+    np.testing.assert_array_equal(x.get(out=out), a)
+
+
+def test_float64_and_strided_inputs_are_converted(dev):
+    a = np.random.default_rng(2).standard_normal((8, 16))
+    x = dev.array(a[:, ::2])                       # float64, not contiguous
+    np.testing.assert_array_equal(x.get(), a[:, ::2].astype(np.float32))
+    x.set(a[:, 1::2].T)
+    np.testing.assert_array_equal(x.get(), a[:, 1::2].T.astype(np.float32))
+
+
+def test_the_bytes_path_does_not_keep_the_callers_array(dev):
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    x = dev.array(a)
+    a[:] = -1                                     # the upload copied the bytes
+    np.testing.assert_array_equal(x.get(), np.arange(32).reshape(4, 8))
+    got = x.get()
+    got[:] = 7                                    # the result is the caller's own array
+    np.testing.assert_array_equal(x.get(), np.arange(32).reshape(4, 8))
+
+
+def test_readback_in_flight_sees_the_passes_before_it_only(dev):
+    a = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    x, y = dev.array(a), dev.array(np.ones((64, 64)))
+    pending = y.get(wait=False)
+    pending_out = np.empty((64, 64), np.float32)
+    second = x.get(out=pending_out, wait=False)
+    for _ in range(3):                            # later passes overwrite both
+        dev.run(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alpha": 2.0})
+        dev.run(SAXPY, x, inputs={"X": y, "Y": y}, uniforms={"alpha": 0.5})
+    assert "Readback" in repr(pending)
+    np.testing.assert_array_equal(pending.result(), np.ones((64, 64)))
+    assert pending.done and pending.result() is pending.result()
+    assert second.result() is pending_out
+    np.testing.assert_array_equal(pending_out, a)
+    dropped = x.get(wait=False)                   # never waited for: its buffer goes back
+    del dropped
+
+
+@pytest.mark.parametrize("bad,err,match", [
+    (np.empty((4, 8), np.float64), ValueError, "float32 of shape"),
+    (np.empty((8, 4), np.float32), ValueError, "float32 of shape"),
+    (np.empty((8, 4), np.float32).T, ValueError, "C-contiguous"),
+    ([0.0] * 32, TypeError, "out must be a numpy array"),
+])
+def test_bad_out_is_refused(dev, bad, err, match):
+    x = dev.array(np.ones((4, 8)))
+    with pytest.raises(err, match=match):
+        x.get(out=bad)
+    ro = np.empty((4, 8), np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        x.get(out=ro)
