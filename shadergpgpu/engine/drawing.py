@@ -18,12 +18,17 @@ from .passes import CONTEXT, Compiled, Pass, blend_mode
 
 _BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
 
+_OUT_NAMES = tuple(f"OUT{k}" for k in range(16))
+
+
 def _output_table(outputs) -> dict:
     if isinstance(outputs, DeviceArray):
         return {"OUT": outputs}
     if isinstance(outputs, dict):
         return dict(outputs)
     outputs = list(outputs)
+    if len(outputs) <= len(_OUT_NAMES):
+        return dict(zip(_OUT_NAMES, outputs))
     return {f"OUT{k}": a for k, a in enumerate(outputs)}
 
 

@@ -432,9 +432,10 @@ class ElementwiseKernel:
         uniforms, named = {}, {}
         for (t, n), v, is_arr in zip(self.in_params, ins, arrays):
             if is_arr:
-                named[f"IN{len(named)}"] = v
+                named[_IN_NAMES[len(named)]] = v
             else:
-                uniforms[n] = _scalar(self.name, t, n, v)
+                uniforms[n] = v if type(v) is float and t in _FLOAT_T and -3.4e38 < v < 3.4e38 \
+                    else _scalar(self.name, t, n, v)
         dev = first.device
         targets = list(outs) if outs else [dev.alloc(first.layout, first.shape)
                                            for _ in range(nout)]
@@ -450,6 +451,9 @@ class ElementwiseKernel:
                     t.release()
             raise
         return targets[0] if nout == 1 else tuple(targets)
+
+
+_IN_NAMES = tuple(f"IN{j}" for j in range(64))
 
 
 def _cast(g: str, v: str) -> str:
