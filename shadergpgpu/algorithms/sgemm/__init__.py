@@ -63,10 +63,11 @@ blended passes so that one fragment never runs more loop iterations than the dev
 for more K slices when the output is small (more fragments in flight).
 
 Any shapes work: inputs are staged into zero-padded copies (M to a multiple of the tile rows, K
-to a multiple of 4 * unroll) on the host for numpy inputs or by a staging pass for device arrays
-(one texel fetch per output texel where the input is packed row-major and not transposed, one
-per lane otherwise), so the kernels never branch on edges; the padding never reaches the
-result. Arrays wider than the texture limit wrap (the layout accessors handle it).
+to a multiple of 4 * unroll) by a staging pass on the device (one texel fetch per output texel
+where the input is packed row-major and not transposed, one per lane otherwise); a numpy input
+is uploaded as it is first (its own bytes where they are the texels, no host copy) and used as
+uploaded where it needs no padding or transposing. The kernels never branch on edges; the
+padding never reaches the result. Arrays wider than the texture limit wrap (the layout accessors handle it).
 
 Files:
 

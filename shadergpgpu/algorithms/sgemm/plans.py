@@ -60,11 +60,14 @@ def auto_split(dev, variant, M: int, N: int, K: int) -> int:
 
 
 def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
-         stage_b: bool = False, has_c: bool = False, loop_cap=None, device=None) -> dict:
+         stage_b: bool = False, has_c: bool = False, loop_cap=None, device=None,
+         trans_a: bool = False, trans_b: bool = False) -> dict:
     """The pass plan of one call: passes per phase, fragments, fetches and flops per fragment.
 
     ``stage_a``/``stage_b``: the input is a device array (a staging pass copies it into the
-    padded operand); numpy inputs are staged on the host. ``split``: K slices asked for.
+    padded operand). A numpy input is uploaded as it is and staged by the same pass where it
+    needs padding or transposing (``trans_a``/``trans_b``), else used as uploaded; the
+    uniform-block windows of A are always staged by passes. ``split``: K slices asked for.
     ``device``: the Device (or its :class:`Limits`) the call runs on: its loop cap, render
     targets, buffer textures, float blending, uniform-block size and texture size shape the
     plan (the variant is adapted as :func:`effective_variant` says). ``loop_cap`` alone (an
@@ -80,12 +83,19 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
     kq = Kp // 4
     nq = ceil_div(N, 4)
     phases = {}
-    if stage_a or stage_b:
-        phases["sgemm/stage"] = int(stage_a) + int(stage_b)
     if v.a_path == "block":
         plan = _ubo_plan(v, M, N, K, lim, split)
-        if stage_a:
-            phases["sgemm/stage"] += _stage_block_passes(plan, lim) - 1
+        a_passes = _stage_block_passes(plan, lim)
+        if v.b_transposed:   # op(B)^T staged: as given only where B is already N x K, padded
+            b_pass = stage_b or not trans_b or (N, K) != (plan.fw * plan.cols, Kp)
+        else:
+            b_pass = stage_b or trans_b or K != Kp
+    else:
+        a_passes = int(stage_a or trans_a or (M, K) != (Mp, Kp))
+        b_pass = stage_b or trans_b or K != Kp
+    if a_passes or b_pass:
+        phases["sgemm/stage"] = a_passes + int(b_pass)
+    if v.a_path == "block":
         split = len(plan.chunks)
         draws = sum(len(r) for r in plan.rects)
         # later chunks blend draw by draw; without float blending they are drawn into fresh
@@ -114,9 +124,9 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
 
 def _plan_phases(variant):
     def phases(M, N, K, split=1, stage_a=False, stage_b=False, has_c=False, loop_cap=None,
-               device=None):
+               device=None, trans_a=False, trans_b=False):
         return work(variant, M, N, K, split, stage_a, stage_b, has_c, loop_cap,
-                    device)["phases"]
+                    device, trans_a, trans_b)["phases"]
     return phases
 
 
@@ -138,7 +148,9 @@ for _name, _v in VARIANTS.items():
                "raised to what the device's loop cap needs (pass loop_cap or device). acc = "
                "passes of one accumulating pass: 1 with float blending, 1 + 2 x targets by "
                "ping-pong without (device profiles). Under a profile the variant adapts "
-               "(tile rows to the render targets, A's path). Staging passes only for "
-               "device-array inputs; the micro-tile variants end with one epilogue pass "
+               "(tile rows to the render targets, A's path). Staging passes for "
+               "device-array inputs, and for numpy inputs that need padding or transposing "
+               "(the uniform-block windows of A always); the micro-tile variants end with one epilogue pass "
                "(targets -> C, alpha, beta)."),
-        params=("M", "N", "K", "split", "stage_a", "stage_b", "has_c", "loop_cap", "device")))
+        params=("M", "N", "K", "split", "stage_a", "stage_b", "has_c", "loop_cap", "device",
+                "trans_a", "trans_b")))

@@ -1,10 +1,9 @@
 """Staging of the operands: op(X) zero-padded into a packed row-major texture, a texture
-buffer, or the uniform-block windows of A; on the host for numpy inputs, by staging passes for
-device arrays.
+buffer, or the uniform-block windows of A, by staging passes on the device; numpy operands are
+uploaded as they are first (their own bytes where they are the texels), so no staging copy
+runs on the host.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from ...engine.arrays import DeviceArray
 from ...engine.blocks import BlockArray, BlockLayout, offset_alignment
@@ -15,17 +14,28 @@ from .ubo import _UboPlan, _windows_per_texture
 from .variants import _round_up
 
 
+def _uploaded(dev, x):
+    """A host operand on the device as it is: one upload of its own bytes where they are the
+    texels (no host copy); the staging passes then pad, transpose and reorder it on the GPU,
+    instead of copies on the host (several times slower than the upload on a GPU)."""
+    return dev.array(x)
+
+
 def _stage_texture(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: int):
     """op(x) zero-padded to (prows, pcols), packed row-major, as a DeviceArray."""
-    if isinstance(x, DeviceArray):
-        out = dev.empty((prows, pcols))
-        with dev.phase("sgemm/stage"):
-            dev.run(STAGE, out, inputs={"X": x},
-                    defines={"TRANS": int(trans), "TEXELS": _by_texels(x, trans)})
-        return out
-    m = np.zeros((prows, pcols), dtype=np.float32)
-    m[:rows, :cols] = x.T if trans else x
-    return dev.array(m)
+    if not isinstance(x, DeviceArray):
+        if not trans and x.shape == (prows, pcols):
+            return _uploaded(dev, x)          # already the staged operand
+        tmp = _uploaded(dev, x)
+        try:
+            return _stage_texture(dev, tmp, trans, rows, cols, prows, pcols)
+        finally:
+            tmp.release()
+    out = dev.empty((prows, pcols))
+    with dev.phase("sgemm/stage"):
+        dev.run(STAGE, out, inputs={"X": x},
+                defines={"TRANS": int(trans), "TEXELS": _by_texels(x, trans)})
+    return out
 
 
 def _by_texels(x, trans: bool) -> int:
@@ -36,16 +46,13 @@ def _by_texels(x, trans: bool) -> int:
 
 
 def _stage_buffer(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols: int):
-    lay = BufferLayout(prows, pcols)
-    if isinstance(x, DeviceArray):
-        tex = _stage_texture(dev, x, trans, rows, cols, prows, pcols)
-        try:
-            return BufferArray.from_texture(dev, lay, tex)
-        finally:
-            tex.release()
-    m = np.zeros((prows, pcols), dtype=np.float32)
-    m[:rows, :cols] = x.T if trans else x
-    return BufferArray.from_host(dev, lay, m)
+    """op(x) zero-padded to (prows, pcols) in a texture buffer (staged as a texture first,
+    host operands included)."""
+    tex = _stage_texture(dev, x, trans, rows, cols, prows, pcols)
+    try:
+        return BufferArray.from_texture(dev, BufferLayout(prows, pcols), tex)
+    finally:
+        tex.release()
 
 
 def _stage_block(dev, x, trans: bool, M: int, K: int, plan: _UboPlan) -> BlockArray:
@@ -55,30 +62,28 @@ def _stage_block(dev, x, trans: bool, M: int, K: int, plan: _UboPlan) -> BlockAr
     rows, n = plan.rows, len(plan.chunks)
     stride = _round_up(plan.vec4s, offset_alignment(dev) // 16)   # vec4 between windows
     lay = BlockLayout(plan.vec4s)
-    if isinstance(x, DeviceArray):
-        # one staging pass per group of windows that fits in one texture (1 but for tiny
-        # texture limits), each copied on the GPU into its part of the buffer
-        total = plan.nblocks * n
-        group = _windows_per_texture(stride, dev.max_texture_size)
-        blk = BlockArray(dev, lay, reserve=16 * stride * total)
-        for r0 in range(0, total, group):
-            cnt = min(group, total - r0)
-            tex = dev.alloc(Layout(cnt, 4 * stride, True, "row", dev.max_texture_size))
-            try:
-                with dev.phase("sgemm/stage"):
-                    dev.run(STAGE_BLOCK, tex, inputs={"X": x},
-                            uniforms={"chunks": n, "chunk": plan.per, "first": r0},
-                            defines={"TRANS": int(trans), "TILE_ROWS": rows,
-                                     "TEXELS": _by_texels(x, trans)})
-                blk.write_from_texture(tex, 16 * stride * r0, 16 * stride * cnt)
-            finally:
-                tex.release()
-    else:
-        a = np.zeros((plan.nblocks * rows, n * plan.per * 4), dtype=np.float32)
-        a[:M, :K] = x.T if trans else x
-        w = a.reshape(plan.nblocks, rows, n, plan.per, 4).transpose(0, 2, 3, 1, 4)
-        data = np.zeros((plan.nblocks * n, stride, 4), dtype=np.float32)
-        data[:, :plan.per * rows] = w.reshape(plan.nblocks * n, plan.per * rows, 4)
-        blk = BlockArray(dev, lay, data)
+    if not isinstance(x, DeviceArray):
+        tmp = _uploaded(dev, x)
+        try:
+            return _stage_block(dev, tmp, trans, M, K, plan)
+        finally:
+            tmp.release()
+    # one staging pass per group of windows that fits in one texture (1 but for tiny
+    # texture limits), each copied on the GPU into its part of the buffer
+    total = plan.nblocks * n
+    group = _windows_per_texture(stride, dev.max_texture_size)
+    blk = BlockArray(dev, lay, reserve=16 * stride * total)
+    for r0 in range(0, total, group):
+        cnt = min(group, total - r0)
+        tex = dev.alloc(Layout(cnt, 4 * stride, True, "row", dev.max_texture_size))
+        try:
+            with dev.phase("sgemm/stage"):
+                dev.run(STAGE_BLOCK, tex, inputs={"X": x},
+                        uniforms={"chunks": n, "chunk": plan.per, "first": r0},
+                        defines={"TRANS": int(trans), "TILE_ROWS": rows,
+                                 "TEXELS": _by_texels(x, trans)})
+            blk.write_from_texture(tex, 16 * stride * r0, 16 * stride * cnt)
+        finally:
+            tex.release()
     blk.stride = stride
     return blk
