@@ -66,6 +66,18 @@ def main():
     def r_pbo_split():  # readback issued, then mapped: the wait is in pbo.read_into
         tex.read_into(pbo); fin(); pbo.read_into(out)
 
+    pbo_s = ctx.buffer(reserve=nbytes)                 # used for readbacks only
+    pbo_d = ctx.buffer(reserve=nbytes, dynamic=True)
+
+    def r_pbo_static():
+        tex.read_into(pbo_s); pbo_s.read_into(out)
+
+    def r_pbo_dynamic():
+        tex.read_into(pbo_d); pbo_d.read_into(out)
+
+    def get_out():
+        x.get(out=out)
+
     def set_():
         x.set(host); fin()
 
@@ -76,7 +88,9 @@ def main():
                      ("write via PBO (orphan)", w_pbo_orphan), ("DeviceArray.set", set_),
                      ("read -> bytes", r_bytes), ("read_into numpy", r_into),
                      ("read via PBO -> numpy", r_pbo), ("read via PBO, finish, copy", r_pbo_split),
-                     ("DeviceArray.get", get_)]:
+                     ("read via read-only PBO (static)", r_pbo_static),
+                     ("read via read-only PBO (dynamic)", r_pbo_dynamic),
+                     ("DeviceArray.get", get_), ("DeviceArray.get(out=)", get_out)]:
         t = best(fn, a.repeat)
         rows.append((name, nbytes / t / 1e9))
     try:

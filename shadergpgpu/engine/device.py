@@ -61,7 +61,10 @@ class Device(Drawing):
         renderers, none elsewhere); kernels over it are split across passes or refused.
     cache_size : compiled kernels kept (least recently used first out); a program stays while
         a kept kernel uses it (kernels with the same final source share one).
-    pool_bytes : idle texture memory the pool keeps for reuse.
+    pool_bytes : idle texture memory the pool keeps for reuse (default: 64 MiB on a software
+        renderer, whose textures are host memory; 1 GiB on a GPU, where reusing a texture
+        spares its allocation on the next upload: an upload into a new 64 MB texture ran at
+        2.9 GB/s against 8.7 into a reused one on an H200).
     fbo_cache_size : framebuffers kept (one per distinct set of output textures).
     resource_cache_size : per-device state of operations kept (:meth:`resource`: e.g. the
         blur's prepared recipes, one entry per operation kind).
@@ -80,7 +83,7 @@ class Device(Drawing):
                  max_texture_size: int | None = None, timing: bool = False,
                  window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
                  loop_cap: int | None = None, cache_size: int = 128,
-                 pool_bytes: int = 64 << 20, profile=None, fbo_cache_size: int = 64,
+                 pool_bytes: int | None = None, profile=None, fbo_cache_size: int = 64,
                  resource_cache_size: int = 32, recipe_cache_bytes: int = 1280 << 20,
                  debug: bool | None = None):
         self.ctx, backend, self.window = _context.create_gl(backend, device_index,
@@ -121,6 +124,8 @@ class Device(Drawing):
             raise ValueError(f"loop_cap must be positive, got {loop_cap}")
         caps = [c for c in (loop_cap, lim.get("loop_cap")) if c is not None]
         self.loop_cap = int(min(caps)) if caps else None
+        if pool_bytes is None:
+            pool_bytes = (64 << 20) if self.is_software else (1 << 30)
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
         self._pbos = PboPool(self.ctx)   # pixel buffer objects for readbacks (transfer.py)
