@@ -102,3 +102,21 @@ def test_bad_out_is_refused(dev, bad, err, match):
     ro.flags.writeable = False
     with pytest.raises(ValueError, match="writable"):
         x.get(out=ro)
+
+
+def test_large_arrays_take_the_buffer_object_path_on_a_gpu(dev):
+    """16 MB and more: through a pixel buffer object on a GPU (straight reads on llvmpipe);
+    the same results, a readback in flight included."""
+    from shadergpgpu.engine.transfer import PBO_MIN_BYTES
+    n = 2048
+    assert n * n * 4 >= PBO_MIN_BYTES
+    a = np.random.default_rng(5).standard_normal((n, n)).astype(np.float32)
+    x = dev.array(a)
+    np.testing.assert_array_equal(x.get(), a)
+    pending = x.get(wait=False)
+    dev.run(SAXPY, x, inputs={"X": dev.array(np.ones((n, n))), "Y": dev.zeros((n, n))},
+            uniforms={"alpha": 3.0})
+    np.testing.assert_array_equal(pending.result(), a)
+    out = np.empty_like(a)
+    assert x.get(out=out) is out
+    np.testing.assert_array_equal(out, np.full((n, n), 3.0, np.float32))

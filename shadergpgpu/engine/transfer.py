@@ -6,8 +6,8 @@ row order, no padding), else the packed image. Readbacks read into the destinati
 the caller's preallocated array (``get(out=...)``) or a new one, without an intermediate bytes
 object. On a GPU they go through a pixel buffer object (the copy runs as a DMA, then one copy
 into host memory: 8.4 GB/s on an H200 against 6.1 GB/s reading into host memory directly and
-1.1 GB/s through moderngl's bytes); on a software renderer straight into host memory (its
-texture lives there already). ``get(wait=False)`` issues the copy into the buffer object and
+1.1 GB/s through moderngl's bytes), from ``PBO_MIN_BYTES`` on; small reads and a software
+renderer's (its textures live in host memory already) go straight into host memory. ``get(wait=False)`` issues the copy into the buffer object and
 returns a :class:`Readback`: the device goes on with later passes while the copy runs, and
 :meth:`Readback.result` waits for it and returns the array.
 """
@@ -17,6 +17,10 @@ import numpy as np
 
 #: idle pixel buffer objects kept per device (bytes); more are released when given back
 PBO_IDLE_BYTES = 512 << 20
+#: readbacks from this size on go through a pixel buffer object on a GPU; smaller ones straight
+#: into host memory (a buffer object adds a second synchronised call: for the small reads of an
+#: iterative algorithm's host decisions it cost ~0.5 ms each on an H200, a DMA buys nothing)
+PBO_MIN_BYTES = 16 << 20
 
 
 class PboPool:
@@ -84,10 +88,11 @@ def read(array, out=None) -> np.ndarray:
     direct = _direct(array)
     dest = out if (direct and out is not None) else \
         np.empty(array.shape if direct else (lay.tex_h, lay.tex_w, 4), dtype=np.float32)
-    if dev.is_software:
+    nbytes = lay.tex_w * lay.tex_h * 16
+    if dev.is_software or nbytes < PBO_MIN_BYTES:
         array.texture.read_into(dest)
     else:
-        pbo = dev._pbos.take(lay.tex_w * lay.tex_h * 16)
+        pbo = dev._pbos.take(nbytes)
         try:
             array.texture.read_into(pbo)
             pbo.read_into(dest)
@@ -109,8 +114,10 @@ class Readback:
         self._out = out
         self._value = None
         lay = array.layout
-        if dev.is_software or dev.tracer is not None:
-            # llvmpipe's textures are host memory already; a trace records the read in order
+        if dev.is_software or dev.tracer is not None or \
+                lay.tex_w * lay.tex_h * 16 < PBO_MIN_BYTES:
+            # llvmpipe's textures are host memory already; a trace records the read in order;
+            # a small read is over before a buffer object would pay off
             self._value = array.get(out=out)
             self._pbo = None
             return
