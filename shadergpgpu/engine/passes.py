@@ -105,6 +105,7 @@ class Pass:
                                                partial=True)
         self.values: dict = dict(vals)
         self._checks = kernel.loop is not None or kernel.split is not None
+        self._complete = False
         self._epoch = -1
         self._refresh()
 
@@ -230,10 +231,16 @@ class Pass:
         if self.device._epoch != self._epoch:
             self._check_live()
         c = self.compiled
-        self._missing()
+        if not self._complete:  # every declared uniform has a value (they are never removed)
+            self._missing()
+            self._complete = True
+        # passes sharing a program (e.g. the two parities of a training step) hand it back and
+        # forth: only the values that are not the very objects it holds go through put()
+        held = self._state.held
         put = c.put
         for n, v in self.values.items():
-            put(n, v)
+            if held.get(n, _NONE) is not v:
+                put(n, v)
         self._state.owner = self
 
     # ---- drawing -----------------------------------------------------------------------------
