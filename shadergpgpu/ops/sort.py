@@ -1,4 +1,4 @@
-"""Sorting by a bitonic network: one fragment pass per compare-exchange stage.
+"""Sorting by a bitonic network, several compare-exchange stages in each fragment pass.
 
     >>> import numpy as np
     >>> from shadergpgpu.ops.sort import sort, argsort
@@ -8,18 +8,39 @@
     array([2, 0, 3, 1])
 
 Each sequence (a row, or the flattened array) is padded to ``n = 2**m`` columns and sorted as
-(value, index) pairs: values compare by their sortable bit pattern (``-0.0 == +0.0``, every NaN
-after ``+inf``), equal values by index. So ``sort`` equals ``numpy.sort`` and ``argsort`` equals
-``numpy.argsort(kind="stable")`` exactly, NaNs last. Padding columns compare larger than every
-element (NaNs included) and are never written to the result. No float comparison or
-arithmetic touches a value (GPUs and llvmpipe flush subnormals to zero in those): the keys are
-integers made from the bits, and the values written are the input elements' stored bits, so
-subnormals are ordered and kept exactly, ``-0.0`` stays ``-0.0`` (equal to ``+0.0``: the two
-keep their input order) and ``sort(x)`` is bit for bit ``x[argsort(x)]``. There is no
-rounding, hence no error bound: the results are exact (float64 inputs are first rounded to
-float32). A sort takes
-``max(1, m (m + 1) / 2)`` passes, each writing the values and the indices (two render targets)
-between ping-pong arrays; the shader has no loop (no loop budget concern).
+(key, index) pairs: an element's key is an integer made from its bits, in the values' numeric
+order (``-0.0 == +0.0``, every NaN after ``+inf``), equal keys ordered by index. So ``sort``
+equals ``numpy.sort`` and ``argsort`` equals ``numpy.argsort(kind="stable")`` exactly, NaNs
+last. Padding columns get the NaNs' key and larger indices: they come last and are never
+written to the result. No float comparison or arithmetic touches a key (GPUs and llvmpipe
+flush subnormals to zero in those): keys are compared as integers and moved by selection, and
+the last pass turns them back into the input elements' stored bits (reading the input for a
+zero's sign and a NaN's payload), so subnormals are ordered and kept exactly, ``-0.0`` stays
+``-0.0`` (equal to ``+0.0``: the two keep their input order) and ``sort(x)`` is bit for bit
+``x[argsort(x)]``. There is no rounding, hence no error bound: the results are exact (float64
+inputs are first rounded to float32).
+
+The passes write keys and indices (two render targets) between ping-pong work arrays, a
+fragment one texel (four columns), in ``shaders/ops/sort/``:
+
+* the first (``bitonic_init.frag``) reads the input, in any layout, and sorts each group of 8
+  columns (the merge levels of blocks 2, 4 and 8 on registers);
+* the merge level of blocks of ``2**b`` columns (``b = 4 .. m``) has ``b`` stages: texel
+  strides ``2**(b-3) .. 1``, then the lane strides 2 and 1. ``bitonic_fold.frag`` runs
+  ``g = FOLD_LOG2`` consecutive texel strides in one pass: a fragment reads the ``2**g``
+  texels those stages touch and runs them on registers only as far as its own texel needs
+  (each stage halves what it keeps: ``2**g - 1`` half compare-exchanges of four lanes); the
+  pass of the smallest strides also runs the two lane stages.
+
+So level ``b`` takes ``ceil((b - 2) / g)`` passes and a sort ``1 + sum over b = 4 .. m of
+ceil((b - 2) / g)`` (:func:`sort_passes`): with ``g = 3`` 15 for 1024 columns and 22 for 4096,
+where a pass per stage takes ``m (m + 1) / 2`` (55 and 78). ``g = 3`` (groups of 8 texels)
+measured fastest on an H200, where a pass of up to 8 texels a group costs what a copy of its
+data does and one of 16 about twice that, and about as fast as ``g = 2`` on llvmpipe. Each
+sequence lies in ``2**rsh``
+grid rows of ``2**tsh`` texels of the work arrays (a long 1-D one square-ish), so the shaders
+place texels by shifts. They loop only over the four lanes of a texel (no loop budget
+concern).
 """
 from __future__ import annotations
 
@@ -27,51 +48,121 @@ import numpy as np
 
 from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, declare
-from .scan import _work_layout
 from ..engine.plans import PassPlan, register_plan
 from ..engine.validation import pick_device
 from .elementwise import host_array
 
-__all__ = ["sort", "argsort", "sort_pairs", "sort_passes", "MAX_LENGTH"]
+__all__ = ["sort", "argsort", "sort_pairs", "sort_passes", "MAX_LENGTH", "FOLD_LOG2"]
 
 #: Indices are exact in float32 below 2**24: longer sequences are refused.
 MAX_LENGTH = 2 ** 24
 
-_U = {"block": "int", "stride": "int", "n_real": "int"}
-INIT = declare("ops/sort/bitonic.frag", inputs=("X",), outputs=2, uniforms=_U,
-               defines={"INIT": 1}, name="ops/sort/bitonic_init")
-PACKED_STAGE = declare("ops/sort/bitonic_packed.frag",
-                       inputs={"V": In(like="OUT0"), "I": In(like="OUT0")}, outputs=2,
-                       uniforms=dict(_U, tstride="int"), name="ops/sort/bitonic_packed")
-STAGE = declare("ops/sort/bitonic.frag", inputs=("V", "I"), outputs=2, uniforms=_U,
-                defines={"INIT": 0}, name="ops/sort/bitonic")
+#: A fold pass reads groups of ``2**FOLD_LOG2`` texels and runs up to ``FOLD_LOG2`` stages of
+#: texel stride (1 to 5; the shader's define ``GT`` is the group size). Read at call time
+#: (the pass plan too), so a benchmark may set another value.
+FOLD_LOG2 = 3
+
+_WORK = In(packed=True, order="row")
 
 
-def sort_passes(length: int) -> int:
-    """Passes of a bitonic sort of ``length`` elements: ``max(1, m (m+1) / 2)``,
-    ``m = ceil(log2 length)``."""
+# Work per fragment for the cost model: no float arithmetic (integer comparisons are not
+# counted), 8 "flops" for the two vec4 selections of a (half or lane) compare-exchange stage.
+def _init_work(args) -> dict:
+    # 8 elements read (one fetch each); 6 lane stages and a texel compare-exchange
+    return {"flops": 8.0 * 7, "fetches": 8.0, "bytes": 32.0}
+
+
+def _fold_work(args) -> dict:
+    # GT texels of keys and of indices read; GT - 1 half compare-exchanges, 2 lane stages
+    gt = int(args.defines["GT"])
+    lanes = 2 if args.uniforms.get("lanes") else 0
+    return {"flops": 8.0 * (gt - 1 + lanes), "fetches": 2.0 * gt, "bytes": 32.0}
+
+
+def _kernels(file, inputs, uniforms, defines, name, work):
+    """The variants of a pass: (FINAL, OUT_PACKED) = (0, 1) into the work arrays (packed, row
+    order), (1, 1) the last pass into outputs packed in row order (a fragment computes its texel
+    once), (1, 0) the last pass into outputs of any layout (each lane computes its own)."""
+    return {(final, packed): declare(
+        file, inputs=inputs, outputs=2, uniforms=uniforms, work=work,
+        defines=dict(defines, FINAL=final, OUT_PACKED=packed),
+        name=name + ("_last" if final else "") + ("" if packed else "_any"))
+        for final, packed in ((0, 1), (1, 1), (1, 0))}
+
+
+_U = {"n_real": "int", "flatten": "int", "rsh": "int", "tsh": "int"}
+INIT = _kernels("ops/sort/bitonic_init.frag", ("X",), _U, {}, "ops/sort/bitonic_init",
+                _init_work)
+FOLD = _kernels("ops/sort/bitonic_fold.frag", {"K": _WORK, "I": _WORK, "X": In()},
+                dict(_U, block="int", lsh="int", lanes="int"), {"GT": 2 ** FOLD_LOG2},
+                "ops/sort/bitonic_fold", _fold_work)
+
+
+def _fold_log2(fold) -> int:
+    g = FOLD_LOG2 if fold is None else fold
+    if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 1 <= g <= 5:
+        raise ValueError(f"sort: FOLD_LOG2 must be an integer from 1 to 5, got {g!r}")
+    return int(g)
+
+
+def _schedule(length: int, fold=None) -> list:
+    """The passes after the first, in order: (block, lsh, group texels, lanes) each.
+
+    Level ``b`` (merging blocks of ``2**b`` columns, ``b >= 4``) has texel strides
+    ``2**(b-3) .. 1`` and the two lane strides; its texel strides are cut into groups of
+    ``FOLD_LOG2`` from the smallest up (the last, partial group holds the largest strides), one
+    pass each, largest first; the pass of the smallest ones also runs the lane stages."""
+    g = _fold_log2(fold)
     m = max(0, int(length - 1).bit_length())
-    return max(1, m * (m + 1) // 2)
+    out = []
+    for b in range(4, m + 1):
+        groups, lsh = [], 0
+        while lsh < b - 2:
+            k = min(g, b - 2 - lsh)
+            groups.append((1 << b, lsh, 1 << k, int(lsh == 0)))
+            lsh += k
+        out += groups[::-1]
+    return out
+
+
+def sort_passes(length: int, fold=None) -> int:
+    """Passes of a sort of sequences of ``length`` elements: ``1 + sum over b = 4 .. m of
+    ceil((b - 2) / g)``, ``m = ceil(log2 length)``, ``g = FOLD_LOG2`` (``fold`` overrides it)."""
+    g = _fold_log2(fold)
+    m = max(0, int(length - 1).bit_length())
+    return 1 + sum(-(-(b - 2) // g) for b in range(4, m + 1))
 
 
 register_plan(PassPlan(
     name="ops/sort",
-    formula="max(1, m (m + 1) / 2), m = ceil(log2 L)  (L = length of each sorted sequence)",
+    formula="1 + sum_{b=4..m} ceil((b - 2) / g), m = ceil(log2 L), g = FOLD_LOG2  "
+            "(L = length of each sorted sequence)",
     phases=lambda length: {"sort": sort_passes(length)},
-    notes="bitonic network over (value, index) pairs padded to 2**m; one pass per stage, "
-          "values and indices written together (2 render targets)",
+    notes="bitonic network over (key, index) pairs padded to 2**m; a first pass sorts groups "
+          "of 8, then each merge level b takes ceil((b - 2) / g) passes, each running up to g "
+          "stages of texel stride (and the last also the two lane stages) on registers; keys "
+          "and indices written together (2 render targets)",
     params=("length",)))
 
 
-def _stages(length: int):
-    n = 1 << max(1, int(length - 1).bit_length())
-    block = 2
-    while block <= n:
-        stride = block // 2
-        while stride >= 1:
-            yield block, stride
-            stride //= 2
-        block *= 2
+def _work_shape(dev, rows: int, width: int) -> tuple[int, int]:
+    """(rsh, tsh): the work arrays hold each sequence in ``2**rsh`` grid rows of ``2**tsh``
+    texels (both powers of two, so the shaders place a texel by shifts; an accessor of a
+    wrapped layout divides). A sequence fits one row where it can; a single long one is laid
+    out square-ish (a texture one texel high rasterises slowly on tiled software renderers)."""
+    texels = max(1, width // 4)
+    side = 1 << (int(dev.max_texture_size).bit_length() - 1)   # a power of two, <= the limit
+    if rows == 1 and texels > 4096:
+        w = 1 << -(-(texels.bit_length() - 1) // 2)           # sqrt, rounded up to 2**k
+    else:
+        w = texels
+    w = min(w, side)
+    return (texels // w).bit_length() - 1, w.bit_length() - 1
+
+
+def _texel_out(layout) -> int:
+    """1 for outputs packed in row order (a grid texel is a work texel), else 0."""
+    return int(layout.packed and layout.order == "row")
 
 
 def sort_pairs(x, axis=-1, device=None):
@@ -109,35 +200,33 @@ def sort_pairs(x, axis=-1, device=None):
     if length > MAX_LENGTH:
         raise ValueError(f"sort: sequences of {length} elements exceed 2**24 (indices are "
                          "exact in float32 only below it)")
-    stages = list(_stages(length))
-    if length == 1:
-        stages = stages[:1]
-    width = 1 << max(1, int(length - 1).bit_length())
+    sched = _schedule(length)
+    width = 1 << max(0, int(length - 1).bit_length())
+    flat = int(tuple(out_shape) != tuple(shape))
     with dev.scope() as s:
         src = x if on_device else s.array(a, name="x")
         lay = src.layout if on_device and out_shape == shape else dev.layout(out_shape)
         vals, idxs = dev.alloc(lay, out_shape), dev.alloc(lay, out_shape)
         try:
-            mid = (rows, width)
-            front = back = None
-            if len(stages) > 1:
-                wl = _work_layout(dev, (width,)) if rows == 1 else dev.layout(mid)
-                front = (s.alloc(wl, mid), s.alloc(wl, mid))
-                back = (s.alloc(wl, mid), s.alloc(wl, mid))
-            for k, (block, stride) in enumerate(stages):
-                last = k == len(stages) - 1
-                outs = [vals, idxs] if last else list(back)
-                u = {"block": block, "stride": stride, "n_real": length}
-                if k == 0:
-                    dev.run(INIT, outs, inputs={"X": src}, uniforms=u)
-                elif outs[0].layout == front[0].layout and front[0].layout.packed and \
-                        front[0].layout.order == "row":
-                    u["tstride"] = stride // front[0].layout.pack
-                    dev.run(PACKED_STAGE, outs, inputs={"V": front[0], "I": front[1]},
-                            uniforms=u)
-                else:
-                    dev.run(STAGE, outs, inputs={"V": front[0], "I": front[1]}, uniforms=u)
+            rsh, tsh = _work_shape(dev, rows, width)
+            u = {"n_real": length, "flatten": flat, "rsh": rsh, "tsh": tsh}
+            if not sched:
+                dev.run(INIT[1, _texel_out(lay)], [vals, idxs], inputs={"X": src}, uniforms=u)
+            else:
+                mid = (rows << rsh, 4 << tsh)     # wraps only past the texture size in rows
+                wl = dev.layout(mid)
+                front = (s.alloc(wl), s.alloc(wl))
+                back = (s.alloc(wl), s.alloc(wl))
+                dev.run(INIT[0, 1], list(back), inputs={"X": src}, uniforms=u)
                 front, back = back, front
+                for k, (block, lsh, gt, lanes) in enumerate(sched):
+                    last = int(k == len(sched) - 1)
+                    outs = [vals, idxs] if last else list(back)
+                    dev.run(FOLD[last, _texel_out(outs[0].layout) if last else 1], outs,
+                            inputs={"K": front[0], "I": front[1], "X": src},
+                            uniforms=dict(u, block=block, lsh=lsh, lanes=lanes),
+                            defines={"GT": gt})
+                    front, back = back, front
         except BaseException:
             vals.release()
             idxs.release()
