@@ -1,12 +1,13 @@
 """The tiled Sammon update's variants (sammon.TILE_VARIANTS): K = 4 or 8 points i per fragment,
 8 / 16 / 32 points j per block, s in g's w lane, coordinate unroll; each follows float64 and
-its pass plan, under the loop cap too."""
+its pass plan, under the loop cap too. Also the pair update's and the distance cache's fetch
+variants for CPU renderers (sammon.geometry.CPU_VARIANTS)."""
 import numpy as np
 import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon, tiles
+from shadergpgpu.algorithms.sammon import Sammon, geometry, tiles
 from shadergpgpu.engine import export
 
 from test_sammon import _fixed_steps, _plan_rows
@@ -120,6 +121,16 @@ def test_variants_compile_as_glsl_es():
             assert ok, f"{name} ({kern.name}):\n{msg}"
 
 
+@pytest.mark.skipif(export.glslang() is None, reason="glslangValidator missing")
+def test_cpu_fetch_variants_compile_as_glsl_es():
+    """The CPU renderers' fetch variants (Y_STEP, Y_DIMS, SHARED) are valid GLSL ES too."""
+    lib = export._library()
+    for kern, defines in [(sm.UPDATE[src], {"Y_STEP": 1, "Y_DIMS": m}) for src in sm.SOURCES
+                          for m in (1, 2, 3, 4)] + [(sm.DIST, {"SHARED": 1, "SOURCE": 0})]:
+        ok, msg = export.check_es(export.to_es(export.final_source(kern, lib, defines)))
+        assert ok, f"{kern.name} {defines}:\n{msg}"
+
+
 def test_interleaved_blocked_source():
     X = np.arange(37 * 10, dtype=np.float32).reshape(37, 10)       # 3 texels a point
     xb, per_row, pt = sm.blocked_source(X, max_size=64, group=8)
@@ -168,3 +179,52 @@ def test_small_tiles(dev, data, variant, k, s_lane, il):
     assert s.tile_interleaved_ is (il and 8 % s.tile_points_ == 0)
     assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
     np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+
+
+@pytest.mark.parametrize("layout,cache,split", [("rows", True, 2), ("columns", False, 2),
+                                                ("rows", False, 3), ("columns", True, 1)])
+def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache, split):
+    """The pair update and the distance cache in both fetch variants (geometry.CPU_VARIANTS:
+    y_j's texel stepped along the sweep and the pair terms in the positions' 3 components
+    (Y_STEP, Y_DIMS), a texel's four cached distances from one block (SHARED); on by default
+    where dev.is_software; off: the accessors GPUs run) follow float64 and their plan, also
+    where a loop cap cuts the sweep mid-chunk, and give the same fit (the same texels and
+    sums)."""
+    monkeypatch.setattr(tiles, "TILE_ROWS", False)   # rows recomputed: the pair kernel too
+    X, Y0 = data
+    Yr, hist = _fixed_steps(X, Y0, 100.0, 3)
+    small = sg.Device(loop_cap=40)
+    try:
+        for d in (dev, small):
+            seen, fits = [], []
+            for calls in ("prepare", "run"):
+                orig = getattr(d, calls)
+                monkeypatch.setattr(d, calls, lambda k, *a, _o=orig, **kw:
+                                    seen.append((k.name, dict(kw.get("defines") or {})))
+                                    or _o(k, *a, **kw))
+            for v in (False, True):
+                monkeypatch.setattr(geometry, "CPU_VARIANTS", v)
+                seen.clear()
+                d.counter.reset()
+                s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0,
+                           init=Y0, layout=layout, cache=cache, split=split, tol=None,
+                           device=d).fit(X)
+                assert s.cached_ is cache and not s.tiled_
+                upd = [df for n, df in seen if n.startswith("sammon/update")]
+                assert upd and all(df["Y_STEP"] == int(v) and df["Y_DIMS"] == (3 if v else 4)
+                                   for df in upd)
+                if cache and layout == "rows":
+                    assert [df["SHARED"] for n, df in seen if n == "sammon/dist"] == [int(v)]
+                assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+                np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+                assert all(r["match"] for r in _plan_rows(d, s, 203, 18))
+                fits.append(s)
+            assert fits[1].split_ == fits[0].split_ and (d is dev or fits[0].split_ > split)
+            np.testing.assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=0,
+                                       atol=1e-6 * np.abs(Yr).max())
+            monkeypatch.undo()
+            monkeypatch.setattr(tiles, "TILE_ROWS", False)
+    finally:
+        small.release()
+    assert geometry.CPU_VARIANTS is None
+    assert geometry.fit_geometry(dev, 203, 18, 3, Sammon()).software is dev.is_software

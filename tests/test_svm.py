@@ -168,6 +168,57 @@ def test_device_step_equals_host_step(dev, ws):
         assert m.intercept_ == fits[0].intercept_
 
 
+@pytest.mark.parametrize("ws,rb,cap", [("second-order", 16, None), ("second-order", 1, None),
+                                        ("first-order", 16, None), ("second-order", 16, 16)])
+def test_direct_indexing_gives_the_accessor_fit(dev, monkeypatch, ws, rb, cap):
+    """The CPU renderer's indexing in the selection, objective, update and step kernels
+    (svm.smo.DIRECT: a fragment's own texels at its pixel, the 1-D vectors' elements at
+    row_texel(); on by default where dev.is_software) and the accessors GPUs use give the
+    same fit as each other and as scikit-learn. 700 points pad to 768: 192 texels wrapped at
+    128 (two texture rows, a partly empty one); cap 16: the split distance path (80
+    features, 20 texels)."""
+    from shadergpgpu.algorithms.svm import smo   # DIRECT lives (and is read) there
+    X, y = make_classification(n_samples=700, n_features=80 if cap else 12, n_informative=8,
+                               flip_y=0.02, random_state=6)
+    X = StandardScaler().fit_transform(X)
+    ref = SkSVC(C=1.0, gamma="scale").fit(X, y)
+    d = sg.Device(loop_cap=cap) if cap else dev
+    try:
+        fits = []
+        for direct in (False, True):
+            monkeypatch.setattr(smo, "DIRECT", direct)
+            m = SVC(C=1.0, gamma="scale", device=d, working_set=ws, readback_every=rb).fit(X, y)
+            assert_agrees(m, ref, X, X)
+            fits.append(m)
+    finally:
+        if cap:
+            d.release()
+    a, b = fits
+    assert a.n_iter_[0] == b.n_iter_[0]
+    np.testing.assert_array_equal(a.support_, b.support_)
+    np.testing.assert_allclose(b.dual_coef_, a.dual_coef_, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-6)
+    monkeypatch.setattr(smo, "DIRECT", None)
+    b = smo.BinarySMO(dev, X[:20], np.where(y[:20] > 0, 1.0, -1.0), 1.0, 0.1, 1e-3, 100)
+    b.release()
+    assert b.direct == int(dev.is_software)
+
+
+def test_direct_kernels_compile_as_glsl_es():
+    """The kernels' DIRECT variants are valid GLSL ES too."""
+    from shadergpgpu.algorithms.svm import kernels as K
+    from shadergpgpu.engine import export
+    if export.glslang() is None:
+        pytest.skip("glslangValidator missing")
+    lib = export._library()
+    kerns = [K.SELECT_PAIR[False], K.SELECT_SECOND[False], K.OBJECTIVE, K.OBJECTIVE_FROM_D2,
+             K.UPDATE, K.UPDATE_FROM_D2, K.UPDATE_STEP_FROM_D2, K.PAIR_D2_STEP,
+             *K.UPDATE_STEP.values()]
+    for kern in kerns:
+        ok, msg = export.check_es(export.to_es(export.final_source(kern, lib, {"DIRECT": 1})))
+        assert ok, f"{kern.name}:\n{msg}"
+
+
 @pytest.mark.parametrize("rb", [1, 16])
 def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
     """The second-order gain computed inside the arg-min's first level (svm.FUSE_GAIN) and by

@@ -44,6 +44,10 @@ How it runs on the engine
 * The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
+  On a CPU renderer (``dev.is_software``; ``geometry.CPU_VARIANTS``) it steps y_j's texel
+  along the sweep instead of dividing by the shape uniforms per pair and computes the pair
+  terms in m components (Y_STEP, Y_DIMS), and the cached distances of a texel's four lanes
+  come from one block fetch (DIST's SHARED): the same bits.
 * Then ``prev`` and ``next`` swap (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is
   ``sum_i s_i / sum dn`` by the device sum reduction of :mod:`shadergpgpu.ops.reduce`: one
   float comes back per iteration.
@@ -136,9 +140,9 @@ Files
   :func:`reference_fit`).
 
 Settings changed at run time (the tile settings, ``PASS_WORK``/``SYNC_WORK``, the step
-constants ...) live in their home module and are read there at call time: set them there
-(``sammon.tiles.TILE_JB = 4``, ``sammon.chunking.PASS_WORK = ...``); the names re-exported
-below are copies for reading.
+constants, ``geometry.CPU_VARIANTS`` ...) live in their home module and are read there at call
+time: set them there (``sammon.tiles.TILE_JB = 4``, ``sammon.chunking.PASS_WORK = ...``); the
+names re-exported below are copies for reading.
 """
 from __future__ import annotations
 

@@ -18,6 +18,10 @@ from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
 
 #: cache="auto" keeps the N x N source distances when they take at most this many bytes.
 CACHE_AUTO_BYTES = 1 << 30
+#: The kernels' CPU-renderer variants (UPDATE's Y_STEP and Y_DIMS, DIST's SHARED; see
+#: fit_geometry): None picks them by device (``dev.is_software``), True / False force them
+#: (tests run both on one device). Read here at call time.
+CPU_VARIANTS: bool | None = None
 
 
 def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
@@ -75,6 +79,18 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     g.pos_layout = layout("positions", n, m, size=w)
     g.vec_layout = layout("positions' stress terms", n, 1, size=w)
     g.cached = _use_cache(dev, est.cache, n, d, est.layout)
+    # How the pair kernels (UPDATE, and DIST for row-major X) fetch what they share. Sizes are
+    # shape uniforms, so Y_texel(j, 0) divides by Y_TEX_W per pair, and a CPU renderer runs
+    # vector integer division lane by lane. On llvmpipe (2026-11-26, 16 features, m = 2,
+    # cached; best of 10 to 30, in one process) the update pass took 8.4 ms at N = 1,000
+    # (33.2 ms at 2,000) with Y_texel per pair and 5.4 ms (20.9 ms) with y_j's texel stepped
+    # along the sweep, the pair terms in m components and two blocks a loop step (Y_STEP,
+    # Y_DIMS; each part measured faster alone), the first code's time or less (its sizes
+    # were constants); DIST took 21.1 ms (73.6 ms) per lane and 10.9 ms (38.0 ms) with a
+    # texel's four lanes from one block fetch (SHARED). The same texels and sums in the same
+    # order: the same bits. GPUs keep the accessors per pair and per lane and four
+    # components (not timed here).
+    g.software = bool(dev.is_software if CPU_VARIANTS is None else CPU_VARIANTS)
     g.tile_jb = int(tiles.TILE_JB)
     g.tile_unroll = int(tiles.TILE_UNROLL)
     g.tile_s_lane = tile_s_lane(m)

@@ -53,12 +53,16 @@ _UPDATE_UNIFORMS = {"mu": "float", "keep_prev": "float", "dm_floor": "float", "b
 
 #: One Sammon iteration over the sweep units blk0 + [0, n_blk), per source (distances
 #: recomputed from row-major or column-major X, or read from the cached N x N matrix D).
+#: Y_STEP, Y_DIMS (defines of the call): y_j's texel stepped along the sweep instead of
+#: Y_texel(j, 0) per pair, and the pair terms in the positions' m components (update.frag;
+#: :func:`~.geometry.fit_geometry` chooses them).
 UPDATE = {
     src: declare("algorithms/sammon/update.frag",
                  inputs={("D" if src == "cached" else "X"):
                          In(packed=True, order="col" if src == "columns" else "row"),
                          "Y": In(like="OUT0")},
-                 outputs=3, uniforms=_UPDATE_UNIFORMS, defines={"SOURCE": SOURCES[src]},
+                 outputs=3, uniforms=_UPDATE_UNIFORMS,
+                 defines={"SOURCE": SOURCES[src], "Y_STEP": 0, "Y_DIMS": 4},
                  split=_split(src), name=f"sammon/update-{src}", hint=_HINT)
     for src in SOURCES}
 #: Row sums of dn over the sweep units blk0 + [0, n_blk) (eq. 4's sum when nothing is cached).
@@ -124,9 +128,11 @@ FINISH = {
                      loop=lambda a: a.uniforms["n_part"],
                      name=f"sammon/finish{k}" + ("w" if sl else ""))
     for k, sl in TILE_SHAPES}
-#: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1).
+#: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1); SHARED
+#: (define of the call): row-major X's four lanes of a texel from one block (dist.frag).
 DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
-               defines={"SOURCE": SOURCES["rows"]}, loop=_dist_loop, name="sammon/dist",
+               defines={"SOURCE": SOURCES["rows"], "SHARED": 0}, loop=_dist_loop,
+               name="sammon/dist",
                hint="use cache=False (the distances are then recomputed per block)")
 #: |G_i|^2 per point (adaptive step: the squared norm of the direction with a sum).
 SQNORM = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, order="row")},

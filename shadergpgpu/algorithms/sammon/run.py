@@ -74,7 +74,7 @@ class _Run:
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
                 dev.run(DIST, self.D, inputs={"X": self.X},
-                        defines={"SOURCE": SOURCES[est.layout]})
+                        defines={"SOURCE": SOURCES[est.layout], "SHARED": int(geo.software)})
                 sum_dn = _reduce.total(dev, self.D)
                 src_inputs = {"D": self.D}
             elif self._known_sum_dn is not None:
@@ -137,6 +137,8 @@ class _Run:
                                 uniforms={"blk0": b0, "n_blk": nb,
                                           "keep_prev": 1.0 if k == 0 else 0.0,
                                           "dm_floor": self.dm_floor, "mu": 0.0},
+                                defines={"Y_STEP": int(geo.software),
+                                         "Y_DIMS": self.m if geo.software else 4},
                                 accumulate="add" if k > 0 else None)
                 self.passes.append(p)
         self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])

@@ -47,7 +47,9 @@ Files:
 * ``estimator.py``: :class:`SVC`, the scikit-learn estimator (one-vs-one training, fitted
   attributes, prediction on the host);
 * ``smo.py``: :class:`BinarySMO`, one binary problem solved on the device (selection chains,
-  updates, the device-step and host-step loops), ``READBACK_EVERY``;
+  updates, the device-step and host-step loops), ``READBACK_EVERY``, and the run-time setting
+  ``DIRECT`` (the kernels' CPU-renderer indexing, by default on where ``dev.is_software``;
+  set it on ``svm.smo``);
 * ``kernels.py``: every declared kernel (selection levels, objective, updates);
 * ``plans.py``: the pass plan ``svm/smo`` and what it counts (padding, split passes,
   :func:`gain_fused`), and the run-time setting ``FUSE_GAIN`` (set it on ``svm.plans``);

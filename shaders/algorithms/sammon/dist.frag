@@ -1,5 +1,10 @@
 // The cached source distances: OUT (N x N, packed row-major) lane (i, j) = dn(i, j); padding
 // lanes are written as 0.
+//
+// SHARED (0 or 1; row-major X only): 0 computes each lane on its own (src_dist1), 1 the four
+// lanes together (src_block over the texel's four points: point i's texel fetched once per
+// coordinate texel for the four pairs; the same sums, in the same order, so the same bits).
+// The sammon geometry chooses 1 on a CPU renderer.
 #include "source_dist.glsl"
 
 void main() {
@@ -8,6 +13,12 @@ void main() {
     ivec2 q = OUT_grid();
     ivec4 j;
     vec4 d = src_block(q.x, q.y, j);
+    OUT = mix(vec4(0.0), d, OUT_lanes());
+#elif SHARED
+    // OUT's packed column b holds the points 4b .. 4b+3, a block of four rows of X
+    ivec2 q = OUT_grid();
+    ivec4 j;
+    vec4 d = src_block(q.x, 4 * q.y, j);
     OUT = mix(vec4(0.0), d, OUT_lanes());
 #else
     vec4 d = vec4(0.0);

@@ -14,12 +14,17 @@ bvec4 in_low(vec4 y, vec4 a, float C) {
 // Selection candidates of texel t at texture coordinate p (first level of an arg-max reduction
 // over G, A, Y of one layout; needs reduce/argbest_defs.glsl included first): the I_up values
 // -y G and the I_low values y G, with worst_value() / NO_INDEX outside the set. Indices are
-// texel numbers (TEXEL_INDEX), turned into flat indices by flat_of_texel at the end.
+// texel numbers (TEXEL_INDEX), turned into flat indices by flat_of_texel at the end (DIRECT:
+// as grid texel (0, t) of the 1-D vector, without G_grid_of's division; see step.glsl).
 #define SRC_TEX_W G_TEX_W
 #define TEXEL_INDEX 1
 ivec4 flat_of_texel(int t) {
+#if DIRECT
+    return G_flat(0, t);          // G is a 1-D vector: texel t is grid texel (0, t)
+#else
     ivec2 q = G_grid_of(t);
     return G_flat(q.x, q.y);
+#endif
 }
 void up_candidates(int t, ivec2 p, out vec4 v, out vec4 idx) {
     vec4 y = texelFetch(sg_Y, p, 0);

@@ -13,12 +13,39 @@
 // only every k iterations) change nothing.
 // K_ij: KSRC 0 walks the features of x_i and x_j (XR, row order); KSRC 1 reads the kernel row
 // of i (KI, written by objective.frag); KSRC 2 the squared distances to i (D, split path).
+// DIRECT (0 or 1): 1 indexes RES and the point vectors (A, Y, KI, D: 1-D arrays, one grid
+// row) as grid row 0 and reads the vectors' texels at row_texel(), instead of
+// NAME_grid_of(t), NAME_get(i) and the accessors' texture coordinates, which divide by the
+// shape uniforms (the same texels; chosen on a CPU renderer, which runs integer division
+// lane by lane: see svm.smo).
 const float NO_IDX = 16777216.0;
 const float STEP_TAU = 1e-12;
 
+#if DIRECT && !defined(SMO_PAIR_ONLY)
+// Texture coordinate of texel t of a one-row array in a texture w texels wide: (t % w, t / w),
+// where the engine places it, wrapped or not. The quotient comes from a float division,
+// corrected by one where it rounded across an integer (t, w < 2^24: off by at most one).
+ivec2 row_texel(int t, int w) {
+    int q = int(float(t) / float(w));
+    int r = t - q * w;
+    if (r < 0) {
+        q -= 1;
+        r += w;
+    } else if (r >= w) {
+        q += 1;
+        r -= w;
+    }
+    return ivec2(r, q);
+}
+#endif
+
 vec4 res_at(int k) {
+#if DIRECT
+    return RES_texel(0, k);
+#else
     ivec2 q = RES_grid_of(k);
     return RES_texel(q.x, q.y);
+#endif
 }
 
 // The pair (i, j) the selection chose (also read by the split path's distance passes).
@@ -41,8 +68,12 @@ float kernel_ij(int i, int j) {
         s += dot(a, a);
     }
     return exp(-gamma * s);
+#elif KSRC == 1 && DIRECT
+    return texelFetch(sg_KI, row_texel(j >> 2, KI_TEX_W), 0)[j & 3];
 #elif KSRC == 1
     return KI_get(j);
+#elif DIRECT
+    return exp(-gamma * texelFetch(sg_D, row_texel(j >> 2, D_TEX_W), 0)[j & 3]);
 #else
     return exp(-gamma * D_get(j));
 #endif
@@ -58,8 +89,12 @@ void smo_step(out int h, out int l, out float ch, out float cl, out float ah, ou
 #else
     vec4 rj = r1;
 #endif
+#if DIRECT
+    vec4 prev = texelFetch(sg_A, row_texel(state_texel, A_TEX_W), 0);
+#else
     ivec2 sq = A_grid_of(state_texel);
     vec4 prev = A_texel(sq.x, sq.y);
+#endif
     float count = prev.x;
     float flag = prev.y;
     float gap = r0.x + r1.x;
@@ -78,17 +113,31 @@ void smo_step(out int h, out int l, out float ch, out float cl, out float ah, ou
     l = 0;
     ch = 0.0;
     cl = 0.0;
+#if DIRECT
+    ah = A_at(0, 0);
+#else
     ah = A_get(0);
+#endif
     al = ah;
     if (flag == 0.0) {
         int i = int(r0.y);
         int j = int(rj.y);
         float Gi = r0.z;
         float Gj = rj.z;
+#if DIRECT
+        // Y is laid out like A (both like the update's outputs): one coordinate per point
+        ivec2 ci = row_texel(i >> 2, A_TEX_W);
+        ivec2 cj = row_texel(j >> 2, A_TEX_W);
+        float yi = texelFetch(sg_Y, ci, 0)[i & 3];
+        float yj = texelFetch(sg_Y, cj, 0)[j & 3];
+        float ai = texelFetch(sg_A, ci, 0)[i & 3];
+        float aj = texelFetch(sg_A, cj, 0)[j & 3];
+#else
         float yi = Y_get(i);
         float yj = Y_get(j);
         float ai = A_get(i);
         float aj = A_get(j);
+#endif
         float Kij = kernel_ij(i, j);
         float ni = ai;
         float nj = aj;
