@@ -375,10 +375,6 @@ class Device(Drawing):
         self.activate()
         self.tracer = tracer
 
-    def _textures(self):
-        """Every texture this device's pool made that is not deleted (for the tracer)."""
-        return self.pool.by_glo.values()
-
     def trim(self) -> int:
         """Release every cache the device holds: the operations' per-device state (e.g. the
         blur's recipes and their work arrays), compiled kernels and their programs,

@@ -191,7 +191,7 @@ class Trace:
                     uniforms[member] = list(v) if isinstance(v, (tuple, list)) else v
         finally:
             raw.glActiveTexture(active.value)
-        textures = {t.glo: t for t in self._live_textures()}
+        textures = self.device.pool.by_glo   # GL name -> texture, kept by the pool
         units = []
         for member, unit, glo in samplers:
             tex = textures.get(glo)
@@ -210,10 +210,6 @@ class Trace:
         self._emit({"op": "draw", "prog": p, "kernel": name, "units": units, "out": outs,
                     "viewport": list(viewport) if viewport is not None else None,
                     "blend": blend, "uniforms": uniforms})
-
-    def _live_textures(self):
-        dev = self.device
-        yield from dev._textures()
 
     # ---- the bundle ------------------------------------------------------------------------
     def bundle(self) -> tuple[dict, np.ndarray]:
