@@ -17,6 +17,8 @@ the GeForce 7800 GTX's published speeds beside the paper's 0.008 s / 0.026 s.
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -45,17 +47,23 @@ def main(argv=None) -> int:
     if a.no_calibrate:
         speeds = M.measured_speeds(dev)
     else:
-        prof = M.calibrate(dev)
+        from shadergpgpu.frontends.reports.calibrate_kernels import calibrate_all
+        prof = calibrate_all(dev)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
+    from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
+    print("calibrated on (held out from the checks below): "
+          + "; ".join(f"{c.algo} {c.label}" for c in calibration_cases(dev.is_software)))
     print(f"# cost model on {meta['renderer']} ({meta['date']})\n")
     print("speeds: " + ", ".join(f"{k} {getattr(speeds, k):.4g}" for k in M.SPEED_KEYS)
-          + f", overlap {speeds.overlap}\n")
+          + f", overlap {speeds.overlap}")
+    print("host us: " + ", ".join(f"{k} {v:.3g}" for k, v in sorted(speeds.host_us.items()))
+          + "\n")
     tdev = None if a.no_timing_run else sg.Device(timing=True)
     cases = R.default_cases(small)
     if a.algorithms:
         keep = set(a.algorithms.split(","))
         cases = [c for c in cases if c.algo in keep]
-    rows, phases = [], []
+    rows, phases, records = [], [], []
     for case in cases:
         try:
             r = R.compare_case(case, dev, speeds, tdev, repeat=a.repeat)
@@ -65,6 +73,9 @@ def main(argv=None) -> int:
             continue
         rows.append(r["row"])
         phases += r["phases"]
+        records.append({"case": f"{case.algo} {case.label}", "wall_s": r["wall_s"],
+                        "issue_s": r["issue_s"], "snapshot": r["snapshot"],
+                        "gpu_snapshot": r["gpu_snapshot"]})
         x = r["row"]
         print(f"{x['algorithm']:9} {x['case']:40} {x['measured ms']:9.3f} ms measured "
               f"{x['predicted ms']:9.3f} ms predicted  x{x['measured / predicted']:.2f} "
@@ -74,7 +85,15 @@ def main(argv=None) -> int:
                                 "measured / predicted", "verdict", "dominant", "diagnosis"],
                          floatfmt=".3g"))
     ok = sum(r.get("verdict") == "ok" for r in rows)
-    print(f"\n{ok} of {len(rows)} configurations within +-30 %.\n")
+    logs = [abs(math.log(r["measured / predicted"])) for r in rows
+            if r.get("measured / predicted")]
+    med = statistics.median(logs) if logs else float("nan")
+    print(f"\n{ok} of {len(rows)} configurations within +-30 %; median |log(measured / "
+          f"predicted)| = {med:.3f} (x{math.exp(med):.2f}).")
+    for r in rows:
+        if r.get("verdict") != "ok":
+            print(f"MISSED: {r['algorithm']} {r['case']}: {r.get('diagnosis', '')}")
+    print()
     paper = R.paper_prediction()
     print("## The paper's configuration on the GeForce 7800 GTX (published speeds)\n")
     print(markdown_table(paper, floatfmt=".3g"))
@@ -84,6 +103,10 @@ def main(argv=None) -> int:
         write_outputs(out, "model", rows, meta)
         write_outputs(out, "model_phases", phases, meta)
         write_outputs(out, "paper_7800gtx", paper, meta)
+        # the raw record (counter snapshots, wall and issue times) with the speeds used
+        import json
+        (out / "model_record.json").write_text(json.dumps(
+            {"meta": meta, "speeds": M.asdict_speeds(speeds), "cases": records}, default=str))
     if tdev is not None:
         tdev.release()
     dev.release()

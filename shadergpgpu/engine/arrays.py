@@ -238,9 +238,10 @@ def texels(a: np.ndarray, layout: Layout) -> np.ndarray:
 def upload(array, data: np.ndarray) -> None:
     """Write the texel data ``data`` (the layout's packed form) into ``array``'s texture: every
     upload of host data goes through here (an open trace records it)."""
-    tracer = array.device.tracer
-    if tracer is not None:
-        tracer.upload(array.texture, data)
+    dev = array.device
+    if dev.tracer is not None:
+        dev.tracer.upload(array.texture, data)
+    dev.counter.event("upload", data.nbytes)
     array.texture.write(data)
 
 

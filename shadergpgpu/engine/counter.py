@@ -23,6 +23,22 @@ class PassCounter:
         self._work = {k: defaultdict(float) for k in ("flops", "fetches", "bytes",
                                                       "buffer_fetches")}
         self.work_log: dict = {}
+        self._draws: dict = {}          # the folded log: (label, fragments, work) -> draws
+        # what the cost model prices besides the work: passes per (label, kernel name, path)
+        # (path: "draw" through the device's full draw, "prepared" a prepared pass's fast
+        # path, "repeat" a value of Pass.repeat) and host events per (label, kind): "run"
+        # (a Device.run call), "call" (a one-liner call), "upload" / "readback" (with their
+        # bytes in event_bytes), "alloc" (an array from the pool), "texture" (a new texture)
+        self.pending: list = []    # (timer query, label, kernel) not read yet (timing runs)
+        self.kpasses: dict = defaultdict(int)
+        self.dependent: dict = defaultdict(int)     # label -> passes reading the last draw's
+        #                                             output (a renderer cannot overlap them)
+        self.switches: dict = defaultdict(int)      # label -> draws into another target than
+        #                                             the previous draw's (a software renderer
+        #                                             hands each target's draws over apart)
+        self.kgpu_ns: dict = defaultdict(int)
+        self.events: dict = defaultdict(int)
+        self.event_bytes: dict = defaultdict(int)
 
     @contextmanager
     def phase(self, label: str):
@@ -32,13 +48,32 @@ class PassCounter:
         finally:
             self.label = previous
 
-    def record(self, fragments: int, gpu_ns: int | None = None, count: int = 1) -> None:
-        """Record ``count`` passes of ``fragments`` fragments each under the current label."""
+    def record(self, fragments: int, gpu_ns: int | None = None, count: int = 1,
+               kernel: str = "", path: str = "draw") -> None:
+        """Record ``count`` passes of ``fragments`` fragments each under the current label
+        (of ``kernel``, drawn through ``path``; ``gpu_ns``: their device time)."""
         label = self.label
         self.passes[label] += count
         self.fragments[label] += fragments * count
+        self.kpasses[label, kernel, path] += count
         if gpu_ns is not None:
             self.gpu_ns[label] += gpu_ns
+            self.kgpu_ns[label, kernel] += gpu_ns
+
+    def settle(self) -> None:
+        """Read the timer queries of timed draws still pending (waits for them)."""
+        pending, self.pending = self.pending, []
+        for q, label, kernel in pending:
+            ns = q.elapsed
+            self.gpu_ns[label] += ns
+            self.kgpu_ns[label, kernel] += ns
+
+    def event(self, kind: str, nbytes: int = 0) -> None:
+        """A host event the cost model prices (see ``events``) under the current label."""
+        key = (self.label, kind)
+        self.events[key] += 1
+        if nbytes:
+            self.event_bytes[key] += nbytes
 
     def add_work(self, fragments: int, work: tuple, share: float = 1.0, count: int = 1) -> None:
         """Add ``count`` x ``fragments`` x the per-fragment ``work`` (flops, fetches, bytes
@@ -50,7 +85,10 @@ class PassCounter:
     def _fold(self) -> None:
         log, self.work_log = self.work_log, {}
         w = self._work
-        for (label, frags, work), n in log.items():
+        draws = self._draws
+        for key, n in log.items():
+            draws[key] = draws.get(key, 0) + n
+            label, frags, work = key
             f = frags * n
             w["flops"][label] += f * work[0]
             w["fetches"][label] += f * work[1]
@@ -79,8 +117,11 @@ class PassCounter:
         return self._work["buffer_fetches"]
 
     def reset(self) -> None:
+        self.pending = []
         self.work_log = {}
-        for d in (self.passes, self.fragments, self.gpu_ns, *self._work.values()):
+        self._draws = {}
+        for d in (self.passes, self.fragments, self.gpu_ns, *self._work.values(), self.kpasses,
+                  self.dependent, self.switches, self.kgpu_ns, self.events, self.event_bytes):
             d.clear()
 
     @property
@@ -89,15 +130,49 @@ class PassCounter:
 
     def snapshot(self) -> dict:
         """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms", "flops", "fetches",
-        "bytes"}} (the last three from kernels that declare their work)."""
+        "bytes", "buffer_fetches", "kernels", "paths", "events", "event_bytes"}}.
+
+        The work totals come from kernels that declare their work. ``kernels``: per kernel
+        name, its passes, GPU ms (timing runs) and its draws' work as a list of [fragments
+        per pass, draws, flops, fetches, bytes, buffer fetches] per fragment (what the cost
+        model prices pass by pass); ``paths``: passes per draw path; ``events``/
+        ``event_bytes``: host events (uploads, readbacks, calls, allocations)."""
+        self._fold()
+        if self.pending:
+            self.settle()
         out = {}
-        for label in self.passes:
-            out[label] = {"passes": self.passes[label], "fragments": self.fragments[label],
+        labels = list(self.passes)
+        labels += [lb for lb, _ in self.events if lb not in self.passes and lb not in labels]
+        for label in labels:
+            out[label] = {"passes": self.passes.get(label, 0),
+                          "fragments": self.fragments.get(label, 0),
                           "gpu_ms": self.gpu_ns.get(label, 0) / 1e6,
                           "flops": self.flops.get(label, 0.0),
                           "fetches": self.fetches.get(label, 0.0),
                           "bytes": self.bytes.get(label, 0.0),
-                          "buffer_fetches": self.buffer_fetches.get(label, 0.0)}
+                          "buffer_fetches": self.buffer_fetches.get(label, 0.0),
+                          "dependent": self.dependent.get(label, 0),
+                          "switches": self.switches.get(label, 0),
+                          "kernels": {}, "paths": {}, "events": {}, "event_bytes": {}}
+        for (label, kernel, path), n in self.kpasses.items():
+            k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
+                                                         "draws": []})
+            k["passes"] += n
+            paths = out[label]["paths"]
+            paths[path] = paths.get(path, 0) + n
+        for (label, kernel), ns in self.kgpu_ns.items():
+            k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
+                                                         "draws": []})
+            k["gpu_ms"] += ns / 1e6
+        for (label, frags, work), n in self._draws.items():
+            name = work[4] if len(work) > 4 else ""
+            k = out[label]["kernels"].setdefault(name, {"passes": 0, "gpu_ms": 0.0,
+                                                       "draws": []})
+            k["draws"].append([frags, n, *[float(x) for x in work[:4]]])
+        for (label, kind), n in self.events.items():
+            out[label]["events"][kind] = n
+            if self.event_bytes.get((label, kind)):
+                out[label]["event_bytes"][kind] = self.event_bytes[label, kind]
         return out
 
     def __repr__(self):

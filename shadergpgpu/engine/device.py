@@ -94,6 +94,7 @@ class Device(Drawing):
         # what could leave a prepared pass pointing at something gone (an array released, a
         # framebuffer or compiled kernel dropped, trim) moves the epoch; passes check on change
         self._epoch = 0
+        self._written = ()   # textures the last draw wrote (the counter's dependent passes)
         self._fbo_epoch = 0  # moves only when a framebuffer is dropped (part of the epoch)
         # a device dropped without release() frees its context when collected
         self._finalizer = weakref.finalize(self, _free_context, self.ctx, self.window,
@@ -124,6 +125,8 @@ class Device(Drawing):
             raise ValueError(f"loop_cap must be positive, got {loop_cap}")
         caps = [c for c in (loop_cap, lim.get("loop_cap")) if c is not None]
         self.loop_cap = int(min(caps)) if caps else None
+        if self.is_software:
+            _context.tune_malloc_for_software()     # llvmpipe's per-draw memory (see context.py)
         if pool_bytes is None:
             pool_bytes = (64 << 20) if self.is_software else (1 << 30)
         self.pool = TexturePool(self.ctx, pool_bytes)
@@ -216,7 +219,11 @@ class Device(Drawing):
             for tex in orphans:
                 self.pool.give(tex)
         shape = (layout.rows, layout.cols) if shape is None else _shape_tuple(shape)
-        return DeviceArray(self, layout, shape, self.pool.take(layout.tex_size))
+        pool = self.pool
+        made = pool.created
+        tex = pool.take(layout.tex_size)
+        self.counter.event("alloc" if pool.created == made else "texture")
+        return DeviceArray(self, layout, shape, tex)
 
     def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
         """Uninitialised array (a recycled texture may hold old values)."""
@@ -363,6 +370,8 @@ class Device(Drawing):
         w, h), read back now: for the host's small decisions (a state texel)."""
         self.activate()
         x, y, w, h = (int(v) for v in rect)
+        self.counter.event("readback", 16 * w * h)
+        self._written = ()
         fbo = self._framebuffer([a])
         out = np.frombuffer(fbo.read(viewport=(x, y, w, h), components=4, dtype="f4"),
                             np.float32).copy()
@@ -412,7 +421,9 @@ class Device(Drawing):
     def finish(self) -> None:
         """Wait until the GPU has finished every pass issued so far."""
         self.activate()
+        self.counter.event("finish")    # the cost model prices the wait's latency
         self.ctx.finish()
+        self._written = ()
 
     def flush(self) -> None:
         """Hand the passes issued so far to the GPU now, without waiting (glFlush).

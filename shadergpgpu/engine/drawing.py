@@ -9,6 +9,8 @@ context, caches, pool, counter) is set up in ``device.py``; this mixin only uses
 """
 from __future__ import annotations
 
+import time
+
 import moderngl
 
 from . import sanitizer as _sanitizer
@@ -131,6 +133,7 @@ class Drawing:
         """
         if CONTEXT.current is not self._token:
             self.activate()
+        self.counter.events[self.counter.label, "run"] += 1
         inputs = dict(inputs) if inputs else {}
         outs = _output_table(outputs)
         uniforms = uniforms or {}
@@ -170,6 +173,7 @@ class Drawing:
                 put(name, v)
             st.owner = memo
         arrs = [outs[n] for n in memo.out_names]
+        self._note_dependent(inputs, arrs)
         mode = memo.mode
         if cuts or (mode is not None and not self.float_blending):
             return self._draw_call(c, inputs, arrs, memo.viewport, memo.frags, mode, work,
@@ -211,6 +215,7 @@ class Drawing:
             c.put(name, v)
         c.state.owner = None
         arrs = [outs[n] for n in kernel.outputs]
+        self._note_dependent(inputs, arrs)
         viewport, frags = self._viewport(arrs, rect)
         watch = None if self.sanitizer is None else \
             self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
@@ -411,6 +416,43 @@ class Drawing:
         rebind()
         return 1 + 2 * len(arrs)
 
+    def _note_dependent(self, inputs: dict, outs: list) -> None:
+        """Count a switch of render target and a dependent pass (one reading what the previous
+        draw wrote: a renderer cannot overlap the two); the cost model prices both."""
+        written = self._written
+        now = tuple(a.texture for a in outs)
+        if written != now:        # another target than the previous draw's
+            c = self.counter
+            c.switches[c.label] += 1
+            for a in inputs.values():
+                if getattr(a, "texture", None) in written:
+                    c.dependent[c.label] += 1
+                    break
+            self._written = now
+
+    def _timed_render(self, compiled: Compiled, fragments: int) -> None:
+        """Draw and record it with its device time: a timer query on a GPU, read when the
+        counter is next read (waiting for each would idle the GPU between draws, and an idle
+        GPU lowers its clocks: the times would be those of a slower device); on a software
+        renderer, whose timer queries do not cover the rasterizer threads, the wall time from
+        an idle renderer to the draw's end (finish before and after)."""
+        c = self.counter
+        name = compiled.kernel.name
+        if self.is_software:
+            self.ctx.finish()
+            t0 = time.perf_counter_ns()
+            compiled.vao.render(moderngl.TRIANGLES, 3)
+            self.ctx.finish()
+            c.record(fragments, time.perf_counter_ns() - t0, kernel=name)
+            return
+        q = self.ctx.query(time=True)
+        with q:
+            compiled.vao.render(moderngl.TRIANGLES, 3)
+        c.record(fragments, 0, kernel=name)
+        c.pending.append((q, c.label, name))
+        if len(c.pending) >= 4096:
+            c.settle()
+
     def _draw(self, compiled: Compiled, fbo, viewport, blend, fragments: int) -> None:
         """Issue the draw. ``viewport`` is None for the whole output, else a sub-rectangle."""
         ctx = self.ctx
@@ -429,16 +471,14 @@ class Drawing:
         if viewport is not None:
             ctx.viewport = viewport
         if self.timing:
-            q = ctx.query(time=True)
-            with q:
-                compiled.vao.render(moderngl.TRIANGLES, 3)
-            self.counter.record(fragments, q.elapsed)
+            self._timed_render(compiled, fragments)
         else:
             compiled.vao.render(moderngl.TRIANGLES, 3)
             c = self.counter
             label = c.label
             c.passes[label] += 1
             c.fragments[label] += fragments
+            c.kpasses[label, compiled.kernel.name, "draw"] += 1
         if viewport is not None:
             fbo.viewport = (0, 0) + fbo.size
 

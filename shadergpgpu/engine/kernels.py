@@ -353,14 +353,15 @@ class Kernel:
         self.__dict__.pop("_table_work", None)
 
     def work_of(self, layouts: dict, uniforms: dict, defines: dict) -> tuple | None:
-        """(flops, fetches, bytes written, buffer fetches) of one fragment over a whole call
-        (the buffer fetches are the part of the fetches that read buffer textures), or None."""
+        """(flops, fetches, bytes written, buffer fetches, kernel name) of one fragment over a
+        whole call (the buffer fetches are the part of the fetches that read buffer textures;
+        the name lets the cost model price each kernel's draws apart), or None."""
         if self.work is None:
             return None
         w = self.work(Args(layouts, uniforms, defines))
         return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
                 float(w.get("bytes", 16 * len(self.outputs))),
-                float(w.get("buffer_fetches", 0)))
+                float(w.get("buffer_fetches", 0)), self.name)
 
     def slices(self, layouts: dict, uniforms: dict, defines: dict, cap: int | None,
                at_least: int = 1) -> list[tuple[int, int]]:

@@ -1,30 +1,47 @@
-"""A cost model: predict each pass's time from its declared work, and calibrate the device.
+"""A cost model: predict a run's time from what the pass counter saw, with measured speeds.
 
-The time of one pass is predicted as ``overhead + max(flops / ALU rate, fetches / fetch rate,
-bytes / write bandwidth)``: a roofline per pass, summed per phase. The work comes from the
-kernels' declarations (``Kernel(work=...)``), accumulated by the pass counter; the speeds come
-from :func:`calibrate` (measured on this device, stored as a profile JSON in the user's cache
-folder, named after renderer and driver) or from a profile's ``speeds`` (the GeForce 7800 GTX's
-published specifications).
+What a run costs, per phase of a counter snapshot (:meth:`PassCounter.snapshot`):
+
+* **host**: the library's own work per draw and per call, by the path it took (a prepared
+  pass's fast path, a value of ``Pass.repeat``, a draw through the device's full path, a
+  ``Device.run`` call, a one-liner call, an allocation, a new texture) times its calibrated
+  cost, plus uploads and readbacks (a latency per transfer and the bytes at the measured rate;
+  a readback also waits for the device);
+* **device**: each kernel's draws priced apart: its ALU, fetch and write times (a roofline:
+  ``max`` on a GPU, ``sum`` on a software renderer), slowed where a pass has fewer fragments
+  than the device runs at once (``saturation_fragments``), times the kernel's measured
+  efficiency (calibrated: register pressure, integer work, cache behaviour), and never less
+  than the device time of an empty pass (``pass_gpu_us``) per pass;
+* **calls**: the host work of an algorithm's call outside the engine (validation, planning,
+  its Python between passes): per call (the ``api:<algorithm>`` events), calibrated;
+* host and device overlap on a GPU (the host issues while the device draws: the phase takes
+  the larger, plus what the host issued before the driver handed the device its first work,
+  the calibrated ``start_lag``, plus its transfers and calls), not on a software renderer (the
+  same CPU cores do both: the sum).
+
+Profiles without host costs (the GeForce 7800 GTX's published speeds) fall back to the first
+model: ``passes x pass_overhead_us`` plus the roofline of the phase's work.
+
+The speeds come from :mod:`.calibration` (``shadergpgpu calibrate``) or a profile's
+``speeds``. ``calibrate``, ``measured_speeds``, ``cache_folder`` and ``profile_name`` are
+re-exported from there.
 """
 from __future__ import annotations
 
-import json
-import os
-import re
-import time
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass, field
 
-import numpy as np
+SPEED_KEYS = ("pass_overhead_us", "pass_gpu_us", "alu_gflops", "texel_rate_gtexels",
+              "buffer_texel_rate_gtexels", "write_gbs", "upload_gbs", "readback_gbs",
+              "saturation_fragments")
 
-SPEED_KEYS = ("pass_overhead_us", "alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels",
-              "write_gbs", "upload_gbs", "readback_gbs")
+#: host paths priced per pass (the counter's ``paths``) and host events priced per event
+PASS_PATHS = ("draw", "prepared", "repeat")
+EVENTS = ("run", "call", "alloc", "texture", "upload", "readback", "finish")
 
 
 @dataclass
 class Speeds:
-    """Device speeds the model uses (per second rates)."""
+    """Device speeds the model uses (per second rates; costs in microseconds)."""
 
     pass_overhead_us: float
     alu_gflops: float
@@ -34,13 +51,22 @@ class Speeds:
     upload_gbs: float = 0.0
     readback_gbs: float = 0.0
     device: str = ""
-    #: how a pass's ALU, fetch and write times combine: "max" (a GPU overlaps them: the
-    #: roofline) or "sum" (a software renderer runs them on the same CPU cores, one after the
-    #: other)
+    #: how a pass's ALU, fetch and write times combine, and host with device: "max" (a GPU
+    #: overlaps them) or "sum" (a software renderer runs them on the same CPU cores)
     overlap: str = "max"
-    #: the part of the pass overhead spent on the device (GPU time of an empty pass, from timer
-    #: queries; 0 when unknown): the diagnosis compares GPU time with work + this per pass
+    #: device time of an empty pass (us): the least a pass costs on the device
     pass_gpu_us: float = 0.0
+    #: host cost (us) per pass of each path (PASS_PATHS) and per host event (EVENTS); empty:
+    #: the first model (pass_overhead_us per pass)
+    host_us: dict = field(default_factory=dict)
+    #: fragments the device shades at once: a pass with fewer runs its loops at
+    #: fragments / saturation_fragments of the rates (0: not modelled)
+    saturation_fragments: float = 0.0
+    #: per kernel name: measured device time / the roofline's (calibrated; 1 when absent)
+    efficiency: dict = field(default_factory=dict)
+    #: a software renderer's rasterizer threads (0 on a GPU): each takes whole 64 x 64
+    #: tiles, so a pass covering fewer tiles than threads leaves threads idle
+    threads: int = 0
 
     @classmethod
     def from_dict(cls, d: dict, device: str = "") -> "Speeds":
@@ -61,7 +87,17 @@ class Speeds:
                    readback_gbs=float(d.get("readback_gbs") or 0.0),
                    device=device or str(d.get("device", "")),
                    overlap=str(d.get("overlap") or "max"),
-                   pass_gpu_us=float(d.get("pass_gpu_us") or 0.0))
+                   pass_gpu_us=float(d.get("pass_gpu_us") or 0.0),
+                   host_us={str(k): float(v) for k, v in (d.get("host_us") or {}).items()},
+                   saturation_fragments=float(d.get("saturation_fragments") or 0.0),
+                   efficiency={str(k): float(v)
+                               for k, v in (d.get("efficiency") or {}).items()},
+                   threads=int(d.get("threads") or 0))
+
+    @property
+    def detailed(self) -> bool:
+        """Whether the speeds price the host paths (else the first model)."""
+        return bool(self.host_us)
 
     def bound(self, terms: dict) -> float:
         """Seconds of the ALU, fetch and write terms together (see ``overlap``)."""
@@ -79,19 +115,138 @@ class Speeds:
 
     def pass_time(self, flops: float, fetches: float, nbytes: float,
                   buffer_fetches: float = 0.0) -> float:
-        """Predicted seconds of one pass doing this much work in total."""
+        """Predicted seconds of one pass doing this much work in total (first model)."""
         t = self.terms(0, flops, fetches, nbytes, buffer_fetches)
         return self.pass_overhead_us * 1e-6 + self.bound(t)
 
+    def occupancy(self, fragments: float) -> float:
+        """Slow-down of a pass of ``fragments`` fragments against a full device (>= 1): on a
+        GPU, below ``saturation_fragments`` a pass takes as long as that many would (its
+        loops run at their latency); on a software renderer, threads over the tiles its
+        fragments cover (at least one 64 x 64 tile each)."""
+        if fragments <= 0:
+            return 1.0
+        if self.threads:
+            tiles = -(-int(fragments) // 4096)
+            return self.threads / min(self.threads, tiles)
+        sat = self.saturation_fragments
+        return max(1.0, sat / fragments) if sat else 1.0
+
+    def host_cost(self, key: str) -> float:
+        """Seconds of one pass of path ``key`` or one host event ``key`` (0 when unknown)."""
+        return self.host_us.get(key, 0.0) * 1e-6
+
+
+def kernel_device(speeds: Speeds, name: str, k: dict) -> tuple[float, dict]:
+    """(seconds on the device, its terms) of one kernel's draws in one phase."""
+    terms = {"alu": 0.0, "fetch": 0.0, "write": 0.0}
+    work = 0.0
+    draws = k.get("draws", ())
+    # consecutive draws of one kernel overlap on a GPU: the occupancy is that of all its
+    # fragments in the phase (a lone one-fragment pass runs its loop serially); a software
+    # renderer takes each draw's tiles apart
+    occ = speeds.occupancy(sum(frags * n for frags, n, *_ in draws))
+    for frags, n, flops, fetches, nbytes, bfetch in draws:
+        if speeds.threads:
+            occ = speeds.occupancy(frags)
+        f = frags * n
+        t = speeds.terms(f, f * flops, f * fetches, f * nbytes, f * bfetch)
+        for key in terms:
+            terms[key] += t[key] * occ
+        work += speeds.bound(t) * occ
+    eff = speeds.efficiency.get(name, 1.0)
+    floor = k.get("passes", 0) * speeds.pass_gpu_us * 1e-6
+    return max(work * eff, floor), {key: v * eff for key, v in terms.items()} | \
+        {"floor": floor}
+
+
+def _predict_detailed(s: dict, speeds: Speeds) -> dict:
+    host_parts = {}
+    for path, n in (s.get("paths") or {}).items():
+        host_parts[path] = n * speeds.host_cost(path)
+    ev, evb = s.get("events") or {}, s.get("event_bytes") or {}
+    xfer = api = 0.0
+    for kind, n in ev.items():
+        c = n * speeds.host_cost(kind)
+        if kind.startswith("api:"):       # an algorithm call's own host work: serial
+            api += c
+            continue
+        if kind == "upload" and speeds.upload_gbs:
+            c += evb.get(kind, 0) / (speeds.upload_gbs * 1e9)
+        elif kind == "readback" and speeds.readback_gbs:
+            c += evb.get(kind, 0) / (speeds.readback_gbs * 1e9)
+        if kind in ("upload", "readback", "finish"):   # the host waits: serial
+            xfer += c
+        else:
+            host_parts[kind] = host_parts.get(kind, 0.0) + c
+    host = sum(host_parts.values())
+    device = 0.0
+    terms = {"alu": 0.0, "fetch": 0.0, "write": 0.0, "floor": 0.0}
+    per_kernel = {}
+    counted = 0
+    for name, k in (s.get("kernels") or {}).items():
+        t, kt = kernel_device(speeds, name, k)
+        per_kernel[name] = t
+        device += t
+        counted += k.get("passes", 0)
+        for key in terms:
+            terms[key] += kt[key]
+    rest = max(s.get("passes", 0) - counted, 0) * speeds.pass_gpu_us * 1e-6
+    device += rest
+    terms["floor"] += rest
+    dep = s.get("dependent", 0) * speeds.host_cost("dependent")   # passes that must wait
+    device += dep
+    terms["dependent"] = dep
+    sw = s.get("switches", 0) * speeds.host_cost("switch")   # a new target's hand-over
+    device += sw
+    terms["switch"] = sw
+    if speeds.overlap == "sum":
+        total = host + device + xfer + api
+    else:   # the call-level overlap is settled in predict()
+        total = max(host, device) + xfer + api
+    parts = {"host": host, "device": device, "transfer": xfer, "api": api}
+    blamed = max(parts, key=parts.get)
+    if blamed == "device":
+        term = max(terms, key=terms.get)
+        dominant = {"floor": "passes", "dependent": "dependent passes",
+                    "switch": "target switches"}.get(term, term)
+    elif blamed == "host":
+        dominant = "host:" + max(host_parts, key=host_parts.get) if host_parts else "host"
+    elif blamed == "api":
+        dominant = "host:call"
+    else:
+        dominant = "transfer"
+    return {"predicted_s": total, "host_s": host, "device_s": device, "transfer_s": xfer,
+            "api_s": api,
+            "overhead_s": host, "work_s": device,
+            **{f"{k}_s": v for k, v in terms.items()}, "dominant": dominant,
+            "passes": s.get("passes", 0), "host_parts": host_parts, "kernels": per_kernel}
+
 
 def predict(snapshot: dict, speeds: Speeds) -> dict:
-    """Per phase of a counter snapshot: predicted seconds and the dominant term.
+    """Per phase of a counter snapshot: predicted seconds, its parts and the dominant term.
 
-    Passes of a phase are taken as alike (the counter sums their work): time = passes x
-    overhead + the largest (``overlap="max"``) or the sum (``"sum"``) of the phase's ALU, fetch
-    and write times.
+    With detailed speeds (``host_us`` measured): host, device and transfer times as the module
+    docstring says. Otherwise the first model: passes x ``pass_overhead_us`` + the largest
+    (``overlap="max"``) or the sum (``"sum"``) of the phase's ALU, fetch and write times.
     """
     out = {}
+    if speeds.detailed:
+        for label, s in snapshot.items():
+            out[label] = _predict_detailed(s, speeds)
+        if speeds.overlap != "sum" and out:
+            # on a GPU host and device overlap over the whole run, not phase by phase: the
+            # larger side, plus what the host issued before the driver handed the device its
+            # first work (the calibrated start lag; the shorter side if less); each phase
+            # gets its share of that time
+            h = sum(q["host_s"] for q in out.values())
+            d = sum(q["device_s"] for q in out.values())
+            serial = sum(q["transfer_s"] + q["api_s"] for q in out.values())
+            t = max(h, d) + min(h, d, speeds.host_cost("start_lag")) + serial
+            raw = sum(q["predicted_s"] for q in out.values())
+            for q in out.values():
+                q["predicted_s"] *= t / raw if raw else 0.0
+        return out
     for label, s in snapshot.items():
         t = speeds.terms(s["fragments"], s.get("flops", 0.0), s.get("fetches", 0.0),
                          s.get("bytes", 0.0), s.get("buffer_fetches", 0.0))
@@ -100,14 +255,27 @@ def predict(snapshot: dict, speeds: Speeds) -> dict:
         bound = max(t, key=t.get)
         dominant = "overhead" if over >= work else bound
         out[label] = {"predicted_s": over + work, "overhead_s": over, "work_s": work,
-                      **{f"{k}_s": v for k, v in t.items()}, "dominant": dominant,
-                      "passes": s["passes"]}
+                      "host_s": over, "device_s": work, "transfer_s": 0.0,
+                      **{f"{k}_s": v for k, v in t.items()}, "floor_s": 0.0,
+                      "dominant": dominant, "passes": s["passes"]}
     return out
 
 
 def total(pred: dict) -> float:
     """Predicted seconds of all phases of :func:`predict`'s result."""
     return sum(p["predicted_s"] for p in pred.values())
+
+
+def blamed(pred: dict) -> str:
+    """The term that takes the most predicted time over a run's phases: ``host:<path>``,
+    ``alu``, ``fetch``, ``write``, ``passes`` (the device's per-pass floor), ``transfer`` or
+    ``overhead`` (first model)."""
+    if not pred:
+        return ""
+    by = {}
+    for q in pred.values():
+        by[q["dominant"]] = by.get(q["dominant"], 0.0) + q["predicted_s"]
+    return max(by, key=by.get)
 
 
 TOLERANCE = 0.30
@@ -124,9 +292,10 @@ def diagnose(snapshot: dict, pred: dict, measured_s: float, speeds: Speeds,
              gpu_snapshot: dict | None = None) -> str:
     """Which term is wrong when the prediction misses ``measured_s`` (seconds, the whole run).
 
-    With a ``timing=True`` snapshot of the same run (``gpu_snapshot``: per-phase GPU time), the
-    GPU time is compared with the predicted work terms and the rest of the wall time with the
-    predicted pass overhead; without one, the largest phase's dominant term is named.
+    With the snapshot of a ``timing=True`` run of the same call (``gpu_snapshot``: device time
+    per phase and kernel), the device time is compared with the predicted device time (the
+    kernel furthest off is named) and the rest of the wall time with the predicted host and
+    transfer time; without one, the largest phase's dominant term is named.
     """
     p_total = total(pred)
     if verdict(measured_s, p_total) != "MISSED":
@@ -135,207 +304,38 @@ def diagnose(snapshot: dict, pred: dict, measured_s: float, speeds: Speeds,
     side = "under" if ratio > 1 else "over"
     if gpu_snapshot:
         gpu = sum(v.get("gpu_ms", 0.0) for v in gpu_snapshot.values()) * 1e-3
-        n = sum(p["passes"] for p in pred.values())
-        dev_over = min(speeds.pass_gpu_us, speeds.pass_overhead_us) * 1e-6
-        # the device's share of the pass overhead counts with the work
-        work = sum(p["work_s"] + p["passes"] * dev_over for p in pred.values())
-        over = sum(p["overhead_s"] - p["passes"] * dev_over for p in pred.values())
-        host = max(measured_s - gpu, 0.0)
-        if gpu > 0 and abs(gpu - work) >= abs(host - over):
-            def dev_pred(k):
-                return pred[k]["work_s"] + pred[k]["passes"] * dev_over
-            worst = max(pred, key=lambda k: abs(gpu_snapshot.get(k, {}).get("gpu_ms", 0) * 1e-3
-                                                - dev_pred(k)))
-            g = gpu_snapshot.get(worst, {}).get("gpu_ms", 0) * 1e-3
-            term = max(("alu", "fetch", "write"), key=lambda k: pred[worst][f"{k}_s"])
-            return (f"work terms {side}-predicted: GPU time {gpu * 1e3:.3g} ms vs predicted "
-                    f"{work * 1e3:.3g} ms; worst phase {worst!r} ({g * 1e3:.3g} ms GPU vs "
-                    f"{dev_pred(worst) * 1e3:.3g} ms, its {term} term)")
-        msg = (f"pass overhead {side}-predicted: {host * 1e3:.3g} ms outside GPU time vs "
-               f"{over * 1e3:.3g} ms predicted for {n} passes "
-               f"({speeds.pass_overhead_us:.3g} us each)")
-        if host > 3 * over:
-            msg += ("; most of it is host work between the passes that the model does not "
-                    "count (readbacks and their waits, uploads, allocations, Python)")
-        return msg
+        dev_pred = sum(q.get("device_s", q["work_s"]) for q in pred.values())
+        host_pred = sum(q.get("host_s", q["overhead_s"]) + q.get("transfer_s", 0.0)
+                        for q in pred.values())
+        host = max(measured_s - gpu, 0.0) if speeds.overlap == "sum" else \
+            max(measured_s - 0.0, 0.0)
+        if gpu > 0 and abs(gpu - dev_pred) >= abs(host - host_pred):
+            worst, off = "", 0.0
+            for label, q in pred.items():
+                kg = (gpu_snapshot.get(label) or {}).get("kernels") or {}
+                for name, t in (q.get("kernels") or {}).items():
+                    g = (kg.get(name) or {}).get("gpu_ms", 0.0) * 1e-3
+                    if abs(g - t) > off:
+                        worst, off = f"{label}/{name}: {g * 1e3:.3g} ms measured vs " \
+                                     f"{t * 1e3:.3g} ms predicted", abs(g - t)
+            msg = (f"device time {side}-predicted: {gpu * 1e3:.3g} ms measured vs "
+                   f"{dev_pred * 1e3:.3g} ms predicted")
+            return msg + (f"; furthest off {worst}" if worst else "")
+        return (f"host time {side}-predicted: about {host * 1e3:.3g} ms outside the device "
+                f"vs {host_pred * 1e3:.3g} ms predicted (host paths, calls, transfers); "
+                "host work of the algorithm itself (Python between passes) is the suspect")
     worst = max(pred, key=lambda k: pred[k]["predicted_s"])
     return (f"{side}-predicted x{ratio:.2f}; the largest phase {worst!r} is "
             f"{pred[worst]['dominant']}-bound: that term is the suspect")
 
 
-# ---- calibration ---------------------------------------------------------------------------------
-def cache_folder() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "shadergpgpu"
-
-
-def profile_name(dev) -> str:
-    """A file-safe name for the device: renderer and driver version."""
-    raw = f"{dev.caps.renderer} {dev.caps.version}"
-    return re.sub(r"[^A-Za-z0-9.]+", "-", raw).strip("-").lower()[:120]
-
-
-def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
-    """Measure the device's speeds (a few seconds; under a minute on any device); returns the
-    measured profile (a dict in the profile format, ``speeds`` filled) and writes it to
-    :func:`cache_folder` when ``save``.
-
-    * pass overhead: one-texel passes drawn back to back into one target (``Pass.repeat`` of
-      an accumulating pass with a changing uniform: the pattern of multipass accumulation,
-      the bulk of every many-pass schedule); ``dependent_pass_us``, for information: one-texel
-      copies that each read what the previous one wrote (a renderer cannot batch them);
-    * ALU rate: ``alu.frag`` (4 independent vec4 multiply-adds per iteration, 32 flops);
-    * fetch rates: ``fetch.frag`` (4 independent fetches per iteration) on a 2-D texture and on
-      a buffer texture;
-    * write bandwidth: a large fill; upload / readback: ``set`` / ``get`` of a large array;
-    * each probe runs once per round over several interleaved rounds and keeps its fastest, so
-      a burst of load from other work slows one round of every probe, not one probe.
-
-    On a software renderer (``dev.is_software``) the ALU, fetch and write terms share the CPU,
-    so the profile says ``overlap: "sum"``.
-    """
-    from .builtin import COPY, FILL, SAXPY
-    from .glraw import BufferArray
-    from .kernels import In, Kernel
-    from .layout import BufferLayout
-
-    alu = Kernel("engine/calibrate/alu.frag", uniforms={"n_iter": "int"},
-                 loop=lambda a: a.uniforms["n_iter"], name="calibrate/alu",
-                 work=lambda a: {"flops": 32 * a.uniforms["n_iter"], "fetches": 0})
-    fetch = Kernel("engine/calibrate/fetch.frag", inputs={"X": In(buffer="either",
-                                                                  packed=True)},
-                   uniforms={"n_iter": "int"}, loop=lambda a: a.uniforms["n_iter"],
-                   name="calibrate/fetch",
-                   work=lambda a: {"flops": 16 * a.uniforms["n_iter"],
-                                   "fetches": 4 * a.uniforms["n_iter"]})
-    sw = dev.is_software
-    reps = 3 if quick else 5
-    side = 256 if sw else 1024
-    iters = 512 if sw else 2048
-    cap = dev.loop_cap or iters
-    iters = min(iters, cap)
-
-    def timed(run, n=1):
-        def f():
-            dev.finish()
-            t0 = time.perf_counter()
-            for _ in range(n):
-                run()
-            dev.finish()
-            return (time.perf_counter() - t0) / n
-        return f
-
-    made = []
-
-    def keep(a):
-        made.append(a)
-        return a
-
-    from .counter import PassCounter
-    saved_counter, dev.counter = dev.counter, PassCounter()   # keep the user's counts clean
-    pass_gpu_us = 0.0
-    try:
-        out = keep(dev.empty((side, 4 * side)))
-        frags = side * side
-        n_f = iters // 4
-        src = keep(dev.array(np.ones((512, 4 * 512), np.float32)))
-        big = keep(dev.empty((4 * side, 16 * side)))
-        a = keep(dev.array(np.ones((1, 4), np.float32)))
-        b = keep(dev.empty((1, 4)))
-        pa = dev.prepare(COPY, b, inputs={"X": a})
-        pb = dev.prepare(COPY, a, inputs={"X": b})
-        n_tiny = 100 if sw else 1000
-        acc = keep(dev.empty((1, 4)))
-        pacc = dev.prepare(SAXPY, acc, inputs={"X": a, "Y": a}, uniforms={"alpha": 0.0},
-                           blend=bool(dev.float_blending))
-        alphas = [float(k % 7) for k in range(n_tiny)]
-        host = np.ones((4 * side, 16 * side), np.float32)
-
-        def readback():
-            t0 = time.perf_counter()
-            big.get()
-            return time.perf_counter() - t0
-
-        probes = {
-            "alu": timed(lambda: dev.run(alu, out, uniforms={"n_iter": iters})),
-            "fetch": timed(lambda: dev.run(fetch, out, inputs={"X": src},
-                                           uniforms={"n_iter": n_f})),
-            "write": timed(lambda: dev.run(FILL, big, uniforms={"value": 1.0}), 3),
-            "over": timed(lambda: pacc.repeat("alpha", alphas)),
-            "dep": timed(lambda: (pa.run(), pb.run()), n_tiny),
-            "up": timed(lambda: big.set(host)),
-            "down": readback,
-        }
-        if getattr(dev, "buffer_textures", True):
-            buf = BufferArray.from_host(dev, BufferLayout(512, 4 * 512), np.ones((512, 2048)))
-            made.append(buf)
-            probes["bfetch"] = timed(lambda: dev.run(fetch, out, inputs={"X": buf},
-                                                     uniforms={"n_iter": n_f}))
-        # interleaved rounds, the fastest of each: a burst of load from other work on the
-        # machine slows one round of every probe, not every repeat of one probe
-        best = {k: float("inf") for k in probes}
-        for f in probes.values():
-            f()                                          # warm-up (compiles, allocations)
-        for _ in range(reps + 2):
-            for k, f in probes.items():
-                best[k] = min(best[k], f())
-        alu_gflops = frags * iters * 32 / best["alu"] / 1e9
-        texel_rate = frags * 4 * n_f / best["fetch"] / 1e9
-        buffer_rate = frags * 4 * n_f / best["bfetch"] / 1e9 if "bfetch" in best else 0.0
-        write_gbs = big.layout.nbytes / best["write"] / 1e9
-        t_over = best["over"] / n_tiny
-        t_dep = best["dep"] / 2
-        t_up, t_down = best["up"], best["down"]
-        if getattr(dev.caps, "timer_queries", False):
-            # the device's share of the overhead: GPU time of the same passes (timer queries)
-            was, dev.timing = dev.timing, True
-            try:
-                dev.counter.reset()
-                pacc.repeat("alpha", alphas)           # pass by pass under timing
-                dev.finish()
-                snap = dev.counter.snapshot()
-                ns = sum(v["gpu_ms"] for v in snap.values()) * 1e6
-                n = sum(v["passes"] for v in snap.values())
-                pass_gpu_us = min(ns / max(n, 1) / 1e3, t_over * 1e6)
-            finally:
-                dev.timing = was
-    finally:
-        for x in made:
-            x.release()
-        dev.counter = saved_counter
-    speeds = {"pass_overhead_us": t_over * 1e6, "pass_gpu_us": pass_gpu_us,
-              "dependent_pass_us": t_dep * 1e6,
-              "alu_gflops": alu_gflops,
-              "texel_rate_gtexels": texel_rate, "buffer_texel_rate_gtexels": buffer_rate,
-              "write_gbs": write_gbs, "upload_gbs": host.nbytes / t_up / 1e9,
-              "readback_gbs": host.nbytes / t_down / 1e9,
-              "overlap": "sum" if sw else "max"}
-    prof = {"name": profile_name(dev),
-            "description": f"measured on {dev.caps.renderer} ({dev.caps.version}) "
-                           f"on {time.strftime('%Y-%m-%d')}",
-            "limits": {}, "speeds": speeds,
-            "sources": {k: "measured by shadergpgpu calibrate" for k in speeds}}
-    if save:
-        folder = cache_folder()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{prof['name']}.json"
-        path.write_text(json.dumps(prof, indent=2) + "\n")
-        prof["path"] = str(path)
-    return prof
-
-
-def measured_speeds(dev, calibrate_if_missing: bool = True) -> Speeds:
-    """This device's measured speeds, from the cache folder (calibrating once if missing)."""
-    path = cache_folder() / f"{profile_name(dev)}.json"
-    if path.is_file():
-        d = json.loads(path.read_text())
-    elif calibrate_if_missing:
-        d = calibrate(dev)
-    else:
-        raise FileNotFoundError(f"no calibration for this device at {path}; run "
-                                "`shadergpgpu calibrate`")
-    return Speeds.from_dict(d["speeds"], d.get("description", ""))
-
-
 def asdict_speeds(s: Speeds) -> dict:
     return asdict(s)
+
+
+def __getattr__(name):
+    # calibration lives in .calibration; these names stay reachable here
+    if name in ("calibrate", "measured_speeds", "cache_folder", "profile_name"):
+        from . import calibration
+        return getattr(calibration, name)
+    raise AttributeError(name)

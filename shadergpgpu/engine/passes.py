@@ -130,6 +130,9 @@ class Pass:
         c = self.compiled
         self._binds = [(_binder(self.inputs[n]), u) for n, u in c.units]
         self._outs = [self.outputs[n] for n in c.output_names]
+        # for the counter's dependent passes: what the draws read and write
+        self._reads = tuple(_resource(a) for a in self.inputs.values())
+        self._writes = tuple(a.texture for a in self._outs)
         self._arrays = [(role, n, a) for role, t in (("input", self.inputs),
                                                     ("output", self.outputs))
                         for n, a in t.items()]
@@ -277,6 +280,14 @@ class Pass:
             use(unit)
         cnt = dev.counter
         label = cnt.label
+        written = dev._written
+        if written is not self._writes:   # another target than the previous draw's
+            cnt.switches[label] += 1
+            for r in self._reads:
+                if r in written:      # reads what the previous draw wrote: a dependent pass
+                    cnt.dependent[label] += 1
+                    break
+            dev._written = self._writes
         if self._work is not None:
             key = self._wkey
             if key[0] is not label:
@@ -288,6 +299,7 @@ class Pass:
             c.vao.render(4, 3)
             cnt.passes[label] += 1
             cnt.fragments[label] += self._fragments
+            cnt.kpasses[label, self.kernel.name, "prepared"] += 1
             return
         if self._cuts:
             dev._issue_slices(c, self._fbo, self._outs, self._viewport, self.blend,
@@ -342,7 +354,8 @@ class Pass:
             render(4, vertices=3)
         self.values[name] = checked[-1]
         self._state.held[name] = checked[-1]
-        self.device.counter.record(self._fragments, count=len(values) - 1)
+        self.device.counter.record(self._fragments, count=len(values) - 1,
+                                   kernel=self.kernel.name, path="repeat")
         if self._work is not None:
             self.device.counter.add_work(self._fragments, self._work, count=len(values) - 1)
         return len(values)
@@ -384,6 +397,12 @@ class Pass:
                 fbo = self._fbo = dev._framebuffer(outs)
                 self._fbo_epoch = dev._fbo_epoch
         return drawn
+
+
+def _resource(a):
+    """The GL object a pass input reads (texture, or buffer of a buffer / block input)."""
+    t = getattr(a, "texture", None)
+    return t if t is not None else getattr(a, "buffer", None)
 
 
 def _same(old, new) -> bool:

@@ -89,6 +89,8 @@ def read(array, out=None) -> np.ndarray:
     dest = out if (direct and out is not None) else \
         np.empty(array.shape if direct else (lay.tex_h, lay.tex_w, 4), dtype=np.float32)
     nbytes = lay.tex_w * lay.tex_h * 16
+    dev.counter.event("readback", nbytes)
+    dev._written = ()                  # the device is idle after a readback
     if dev.is_software or nbytes < PBO_MIN_BYTES:
         array.texture.read_into(dest)
     else:
@@ -122,6 +124,7 @@ class Readback:
             self._pbo = None
             return
         self._pbo = dev._pbos.take(lay.tex_w * lay.tex_h * 16)
+        dev.counter.event("readback", lay.tex_w * lay.tex_h * 16)
         array.texture.read_into(self._pbo)   # into the buffer object: returns at once
         dev.flush()
 

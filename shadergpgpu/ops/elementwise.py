@@ -437,6 +437,7 @@ class ElementwiseKernel:
                 uniforms[n] = v if type(v) is float and t in _FLOAT_T and -3.4e38 < v < 3.4e38 \
                     else _scalar(self.name, t, n, v)
         dev = first.device
+        dev.counter.event("call")       # the cost model prices the one-liner's own host work
         targets = list(outs) if outs else [dev.alloc(first.layout, first.shape)
                                            for _ in range(nout)]
         try:

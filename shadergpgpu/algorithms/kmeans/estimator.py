@@ -154,6 +154,7 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         """Cluster ``X`` (n_samples, n_features); ``y`` is ignored."""
         k = self._check_params()
         dev = val.pick_device(self.device, [])
+        dev.counter.event("api:kmeans")     # the cost model prices the fit's host work
         shape = getattr(X, "shape", None)
         if shape is not None and (len(shape) != 2 or 0 in tuple(shape)):
             raise ValueError(f"X must be a non-empty 2-D array (n_samples, n_features), got "

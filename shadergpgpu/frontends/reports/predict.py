@@ -157,7 +157,10 @@ def calibrate_main(argv=None) -> int:
     dev = Device(backend=a.backend) if a.backend else Device()
     try:
         t0 = time.perf_counter()
-        prof = M.calibrate(dev, quick=a.quick, save=not a.no_save)
+        from .calibrate_kernels import calibrate_all
+        prof = calibrate_all(dev, quick=a.quick, save=not a.no_save,
+                             progress=None if a.quick else (lambda m: print("  calibrated on",
+                                                                          m, flush=True)))
         took = time.perf_counter() - t0
     finally:
         dev.release()
@@ -167,6 +170,11 @@ def calibrate_main(argv=None) -> int:
              "buffer_texel_rate_gtexels": "Gtexel/s", "write_gbs": "GB/s", "upload_gbs": "GB/s",
              "readback_gbs": "GB/s"}
     for k, v in prof["speeds"].items():
+        if isinstance(v, dict):
+            print(f"  {k}:")
+            for kk, vv in sorted(v.items()):
+                print(f"    {kk:<44} {vv:.4g}")
+            continue
         print(f"  {k:<28} {v:.4g} {units.get(k, '')}" if isinstance(v, float) else
               f"  {k:<28} {v}")
     print(f"(measured in {took:.1f} s)")

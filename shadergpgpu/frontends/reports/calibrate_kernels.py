@@ -1,0 +1,207 @@
+"""The second half of ``shadergpgpu calibrate``: what the engine's probes cannot measure.
+
+* **Per-kernel efficiency.** Each algorithm runs its calibration configurations
+  (:func:`calibration_cases`: sizes that the model's checks in ``benchmarks/model.py`` do NOT
+  use, so the model is judged on configurations it was not fitted to) on a device with
+  ``timing=True``; for every kernel, the device time its draws took against the time its
+  declared work takes at the calibrated rates (with the occupancy of its passes) is its
+  efficiency: register pressure of the tiled products, the recursive filters' serial loops,
+  integer work. Kernels whose passes are too short to tell (their device time within twice the
+  per-pass floor) keep 1.
+* **The one-liners' call cost**: an ``ElementwiseKernel`` call on device arrays, beyond the
+  ``Device.run`` it makes.
+* **Each algorithm's call cost** (``api:<algorithm>``): the host work of one call outside the
+  engine's paths (validation, planning, its Python between passes), as the part of the
+  calibration calls' wall time the rest of the model leaves unexplained.
+
+Both are written into the device's measured profile (``speeds.efficiency``,
+``speeds.host_us["call"]``).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from ...engine import calibration as C
+from ...engine import model as M
+
+
+#: A kernel whose timed passes average less than this (seconds) keeps efficiency 1: a timer
+#: query around a short draw serializes it with its neighbours (the device overlaps short
+#: independent draws when nothing brackets them), so its time says more about the query.
+MIN_TIMED_PASS_S = 20e-6
+
+
+def calibration_cases(software: bool) -> list:
+    """The configurations the kernels' efficiencies are measured on (held out from the
+    checks of :func:`.model_cases.default_cases`)."""
+    from .model_cases import (backprop_case, blur_case, elementwise_case, reduction_case,
+                              sammon_case, sgemm_case, svm_case)
+    if software:
+        return [backprop_case((2, 32, 1), 512, "paper", True),
+                backprop_case((2, 32, 1), 512, "paper", False),
+                backprop_case((2, 128, 1), 512, "fused"),
+                backprop_case((4, 96, 3), 384, "fused"),
+                sgemm_case(192), blur_case((192, 192), 2.0),
+                blur_case((192, 192), 2.0, "exact"), svm_case(128, 8, 30),
+                sammon_case(128, 8, 4), elementwise_case(96), reduction_case(96)]
+    return [backprop_case((2, 32, 1), 512, "paper", True),
+            backprop_case((2, 32, 1), 512, "paper", False),
+            backprop_case((2, 512, 1), 2048, "fused"),
+            backprop_case((2, 512, 1), 4096, "paper", True),
+            backprop_case((32, 128, 10), 2048, "fused"),
+            sgemm_case(2048), blur_case((1024, 1024), 6.0),
+            blur_case((1024, 1024), 2.0, "exact"), svm_case(2048, 32, 100),
+            sammon_case(1024, 16, 5), elementwise_case(2048), reduction_case(2048)]
+
+
+def _work_time(speeds: M.Speeds, name: str, k: dict) -> float:
+    """The device time the model gives a kernel's draws with efficiency 1 and no floor."""
+    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "pass_gpu_us": 0.0})
+    return M.kernel_device(sp, name, k)[0]
+
+
+def _timed_floor(tdev) -> float:
+    """Seconds a timed empty pass takes on ``tdev`` (timing=True): the timing's own cost
+    (on a software renderer the finish around each draw hands over to the rasterizer
+    threads; on a GPU the queries bracket each draw)."""
+    from ...engine.builtin import COPY
+    a = tdev.array(np.ones((1, 4), np.float32))
+    b = tdev.empty((1, 4))
+    try:
+        best = float("inf")
+        for _ in range(3):
+            tdev.counter.reset()
+            for _ in range(20):
+                tdev.run(COPY, b, inputs={"X": a})
+            snap = tdev.counter.snapshot()
+            ms = sum(v["gpu_ms"] for v in snap.values())
+            best = min(best, ms * 1e-3 / 20)
+        return best
+    finally:
+        a.release()
+        b.release()
+        tdev.counter.reset()
+
+
+def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dict:
+    """{kernel name: efficiency} measured on the calibration cases (see the module
+    docstring), and {kernel name: [per-case values]} for the record."""
+    from ...engine.device import Device
+    from .model_cases import count_warm
+    cases = calibration_cases(dev.is_software) if cases is None else cases
+    tdev = Device(timing=True)
+    seen: dict[str, list] = {}
+    try:
+        floor = _timed_floor(tdev)
+        for case in cases:
+            try:
+                snap = count_warm(case, tdev)
+            except Exception as e:  # noqa: BLE001 - a case this device refuses: say so, go on
+                if progress:
+                    progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
+                continue
+            for label, s in snap.items():
+                for name, k in (s.get("kernels") or {}).items():
+                    work = _work_time(speeds, name, k)
+                    n = k.get("passes", 0)
+                    raw = k.get("gpu_ms", 0.0) * 1e-3
+                    gpu = raw - n * floor
+                    # passes whose timed cost is mostly the timing's own (a timed empty pass)
+                    # or the device's per-pass floor say nothing about the kernel's work
+                    if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
+                            gpu <= 2 * n * speeds.pass_gpu_us * 1e-6:
+                        continue
+                    seen.setdefault(name, []).append(gpu / work)
+            if progress:
+                progress(f"{case.algo} {case.label}")
+    finally:
+        tdev.release()
+    eff = {name: float(statistics.median(v)) for name, v in seen.items()}
+    return eff, seen
+
+
+def call_cost_us(dev, n: int = 200) -> float:
+    """Microseconds an ``ElementwiseKernel`` call on device arrays costs the host beyond the
+    ``Device.run`` it makes (whose cost the engine's calibration measured)."""
+    from ...ops.elementwise import ElementwiseKernel
+    k = ElementwiseKernel("float x", "float y", "y = x * 2.0", "calibrate_double")
+    x = dev.array(np.ones((1, 4), np.float32))
+    y = dev.empty((1, 4))
+    try:
+        k(x, y)
+        best = float("inf")
+        for _ in range(5):
+            dev.finish()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                k(x, y)
+            best = min(best, (time.perf_counter() - t0) / n)
+        return best * 1e6
+    finally:
+        x.release()
+        y.release()
+
+
+def call_costs(dev, speeds: M.Speeds, cases=None, progress=None) -> tuple[dict, dict]:
+    """{"api:<algorithm>": us} per call, the median over an algorithm's calibration cases
+    (never below 0): for a call that does not wait for the device, its issue time (until it
+    returns, the fastest of its repeats after a warm-up) less the engine paths' host time;
+    for one that does (a readback inside) or on a software renderer, the part of its wall
+    time that the rest of the model (``speeds``, with the kernels' efficiencies) leaves
+    unexplained."""
+    from .model_cases import timed_call
+    cases = calibration_cases(dev.is_software) if cases is None else cases
+    seen: dict[str, list] = {}
+    for case in cases:
+        try:
+            wall, issue, snap = timed_call(case, dev)
+        except Exception:  # noqa: BLE001 - refused here: kernel_efficiencies said so
+            continue
+        calls = {}
+        for s in snap.values():
+            for kind, n in (s.get("events") or {}).items():
+                if kind.startswith("api:"):
+                    calls[kind] = calls.get(kind, 0) + n
+        if len(calls) != 1:
+            continue
+        (kind, n), = calls.items()
+        pred = M.predict(snap, speeds)
+        syncs = sum((s.get("events") or {}).get("readback", 0) for s in snap.values())
+        if syncs or speeds.overlap == "sum":
+            # the call waits for the device inside (or the renderer shares the CPU): the
+            # part of its wall time the rest of the model leaves unexplained
+            rest = wall - M.total(pred)
+        else:
+            # nothing waits: the host's time to issue the call, less the engine's paths
+            rest = issue - sum(q.get("host_s", 0.0) for q in pred.values())
+        seen.setdefault(kind, []).append(rest / n * 1e6)
+        if progress:
+            progress(f"{case.algo} {case.label}: call {rest / n * 1e6:.4g} us")
+    return {k: max(float(statistics.median(v)), 0.0) for k, v in seen.items()}, seen
+
+
+def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
+    """The engine's calibration, then the kernels' efficiencies and the call cost: the
+    complete measured profile (saved in the cache folder when ``save``)."""
+    prof = C.calibrate(dev, quick=quick, save=False)
+    sp = prof["speeds"]
+    sp.pop("efficiency", None)
+    speeds = M.Speeds.from_dict(sp, prof["description"])
+    host = sp["host_us"]
+    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0)
+                       - host.get("alloc", 0.0) * 0, 0.0)
+    eff, seen = kernel_efficiencies(dev, speeds, progress=progress)
+    sp["efficiency"] = eff
+    speeds = M.Speeds.from_dict(sp, prof["description"])
+    api, api_seen = call_costs(dev, speeds, progress=progress)
+    host.update(api)
+    prof["call_samples_us"] = {k: [round(x, 2) for x in v] for k, v in api_seen.items()}
+    prof["efficiency_samples"] = {k: [round(x, 4) for x in v] for k, v in seen.items()}
+    prof["calibration_cases"] = [f"{c.algo} {c.label}"
+                                 for c in calibration_cases(dev.is_software)]
+    if save:
+        prof["path"] = C.save_profile(prof)
+    return prof
