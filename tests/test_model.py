@@ -141,9 +141,9 @@ def test_verdict_and_diagnosis():
     assert M.diagnose(snap, pred, 0.011, SP) == ""
     gpu = {"a": {"gpu_ms": 0.5}}
     msg = M.diagnose(snap, pred, 0.030, SP, gpu)                    # 29.5 ms outside the GPU
-    assert "overhead under-predicted" in msg
+    assert "host time under-predicted" in msg
     gpu = {"a": {"gpu_ms": 25.0}}
-    assert "work terms under-predicted" in M.diagnose(snap, pred, 0.030, SP, gpu)
+    assert "device time under-predicted" in M.diagnose(snap, pred, 0.030, SP, gpu)
 
 
 def test_speeds_from_the_7800gtx_profile():
@@ -174,7 +174,13 @@ def test_calibrate_writes_a_measured_profile(dev, tmp_path, monkeypatch):
     assert prof["path"] == str(path) and path.is_file()
     data = json.loads(path.read_text())
     for k in M.SPEED_KEYS:
-        assert data["speeds"][k] > 0, k
+        assert data["speeds"][k] > 0 or (dev.is_software and k in (
+            "pass_gpu_us_per_kfragment", "pass_gpu_us")), k
+    host = data["speeds"]["host_us"]
+    for k in ("prepared", "repeat", "draw", "alloc", "texture", "upload", "readback",
+              "finish"):
+        assert host[k] > 0, k
+    assert data["speeds"]["threads"] >= (1 if dev.is_software else 0)
     assert data["speeds"]["overlap"] == ("sum" if dev.is_software else "max")
     sp = M.measured_speeds(dev, calibrate_if_missing=False)
     assert sp.alu_gflops == pytest.approx(data["speeds"]["alu_gflops"])
@@ -218,7 +224,8 @@ def test_calibrate_and_predict_commands(dev, tmp_path, monkeypatch, capsys):
     snap = {"p": {"passes": 2, "fragments": 10, "flops": 0, "fetches": 0, "bytes": 0}}
     cols = R.predicted_columns(dev, snap, measured_s=1.0)
     assert cols["predicted ms"] > 0 and cols["model"] == "MISSED"
-    assert cols["bound"] == "overhead-bound (2 passes)"
+    # two passes of no declared work: the device's per-pass floor is the only term
+    assert cols["bound"] == "passes-bound (2 passes)"
 
 
 def test_cli_has_calibrate_and_predict(capsys):

@@ -22,7 +22,8 @@ from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
 def main() -> int:
     dev = sg.Device()
     sp = M.measured_speeds(dev)
-    raw = M.Speeds(**{**M.asdict_speeds(sp), "efficiency": {}, "pass_gpu_us": 0.0})
+    raw = M.Speeds(**{**M.asdict_speeds(sp), "efficiency": {}, "pass_gpu_us": 0.0,
+                      "pass_gpu_us_per_kfragment": 0.0})
     sw = dev.is_software
     groups = [[MC.elementwise_case(n) for n in ((128, 256, 512) if sw else (1024, 2048, 4096))],
               [MC.sgemm_case(n) for n in ((128, 256, 384) if sw else (1024, 2048, 4096))],

@@ -31,8 +31,8 @@ class PassCounter:
         # bytes in event_bytes), "alloc" (an array from the pool), "texture" (a new texture)
         self.pending: list = []    # (timer query, label, kernel) not read yet (timing runs)
         self.kpasses: dict = defaultdict(int)
-        self.dependent: dict = defaultdict(int)     # label -> passes reading the last draw's
-        #                                             output (a renderer cannot overlap them)
+        self.dependent: dict = defaultdict(int)     # (label, kernel) -> passes reading the
+        #                                             last draw's output (they cannot overlap)
         self.switches: dict = defaultdict(int)      # label -> draws into another target than
         #                                             the previous draw's (a software renderer
         #                                             hands each target's draws over apart)
@@ -151,15 +151,22 @@ class PassCounter:
                           "fetches": self.fetches.get(label, 0.0),
                           "bytes": self.bytes.get(label, 0.0),
                           "buffer_fetches": self.buffer_fetches.get(label, 0.0),
-                          "dependent": self.dependent.get(label, 0),
+                          "dependent": 0,
                           "switches": self.switches.get(label, 0),
                           "kernels": {}, "paths": {}, "events": {}, "event_bytes": {}}
         for (label, kernel, path), n in self.kpasses.items():
             k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
                                                          "draws": []})
             k["passes"] += n
+            kp = k.setdefault("paths", {})
+            kp[path] = kp.get(path, 0) + n
             paths = out[label]["paths"]
             paths[path] = paths.get(path, 0) + n
+        for (label, kernel), n in self.dependent.items():
+            out[label]["dependent"] += n
+            k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
+                                                         "draws": []})
+            k["dependent"] = k.get("dependent", 0) + n
         for (label, kernel), ns in self.kgpu_ns.items():
             k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
                                                          "draws": []})

@@ -173,7 +173,7 @@ class Drawing:
                 put(name, v)
             st.owner = memo
         arrs = [outs[n] for n in memo.out_names]
-        self._note_dependent(inputs, arrs)
+        self._note_dependent(kernel, inputs, arrs)
         mode = memo.mode
         if cuts or (mode is not None and not self.float_blending):
             return self._draw_call(c, inputs, arrs, memo.viewport, memo.frags, mode, work,
@@ -215,7 +215,7 @@ class Drawing:
             c.put(name, v)
         c.state.owner = None
         arrs = [outs[n] for n in kernel.outputs]
-        self._note_dependent(inputs, arrs)
+        self._note_dependent(kernel, inputs, arrs)
         viewport, frags = self._viewport(arrs, rect)
         watch = None if self.sanitizer is None else \
             self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
@@ -416,7 +416,7 @@ class Drawing:
         rebind()
         return 1 + 2 * len(arrs)
 
-    def _note_dependent(self, inputs: dict, outs: list) -> None:
+    def _note_dependent(self, kernel, inputs: dict, outs: list) -> None:
         """Count a switch of render target and a dependent pass (one reading what the previous
         draw wrote: a renderer cannot overlap the two); the cost model prices both."""
         written = self._written
@@ -426,7 +426,7 @@ class Drawing:
             c.switches[c.label] += 1
             for a in inputs.values():
                 if getattr(a, "texture", None) in written:
-                    c.dependent[c.label] += 1
+                    c.dependent[c.label, kernel.name] += 1
                     break
             self._written = now
 

@@ -28,6 +28,7 @@ re-exported from there.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 SPEED_KEYS = ("pass_overhead_us", "pass_gpu_us", "alu_gflops", "texel_rate_gtexels",
@@ -62,8 +63,11 @@ class Speeds:
     #: fragments the device shades at once: a pass with fewer runs its loops at
     #: fragments / saturation_fragments of the rates (0: not modelled)
     saturation_fragments: float = 0.0
-    #: per kernel name: measured device time / the roofline's (calibrated; 1 when absent)
+    #: per kernel name: [[fragments per pass, measured device time / the roofline's], ...]
+    #: (calibrated at several sizes; see efficiency_at)
     efficiency: dict = field(default_factory=dict)
+    #: the device time an accumulating pass adds per thousand fragments (us; see pass_floor)
+    pass_gpu_us_per_kfragment: float = 0.0
     #: a software renderer's rasterizer threads (0 on a GPU): each takes whole 64 x 64
     #: tiles, so a pass covering fewer tiles than threads leaves threads idle
     threads: int = 0
@@ -90,9 +94,11 @@ class Speeds:
                    pass_gpu_us=float(d.get("pass_gpu_us") or 0.0),
                    host_us={str(k): float(v) for k, v in (d.get("host_us") or {}).items()},
                    saturation_fragments=float(d.get("saturation_fragments") or 0.0),
-                   efficiency={str(k): float(v)
+                   efficiency={str(k): _samples(v)
                                for k, v in (d.get("efficiency") or {}).items()},
-                   threads=int(d.get("threads") or 0))
+                   threads=int(d.get("threads") or 0),
+                   pass_gpu_us_per_kfragment=float(d.get("pass_gpu_us_per_kfragment")
+                                                   or 0.0))
 
     @property
     def detailed(self) -> bool:
@@ -132,30 +138,72 @@ class Speeds:
         sat = self.saturation_fragments
         return max(1.0, sat / fragments) if sat else 1.0
 
+    def efficiency_at(self, name: str, fragments: float) -> float:
+        """Kernel ``name``'s calibrated efficiency for passes of ``fragments`` fragments:
+        interpolated in log(fragments) between the calibrated sizes, the nearest one outside
+        them; 1 for a kernel not calibrated."""
+        pts = self.efficiency.get(name)
+        if not pts:
+            return 1.0
+        if len(pts) == 1 or fragments <= pts[0][0]:
+            return pts[0][1]
+        if fragments >= pts[-1][0]:
+            return pts[-1][1]
+        for (f0, e0), (f1, e1) in zip(pts, pts[1:]):
+            if f0 <= fragments <= f1:
+                w = math.log(fragments / f0) / math.log(f1 / f0) if f1 > f0 else 0.0
+                return e0 * (e1 / e0) ** w
+        return pts[-1][1]
+
+    def pass_floor(self, fragments: float) -> float:
+        """Seconds the device spends at least on an accumulating pass of ``fragments``
+        fragments: the empty pass, plus ``pass_gpu_us_per_kfragment`` per thousand fragments
+        (a pass blending into the target of the previous one waits for its blends); the
+        floor of any pass is ``pass_floor(0)``."""
+        return (self.pass_gpu_us + self.pass_gpu_us_per_kfragment * fragments / 1e3) * 1e-6
+
     def host_cost(self, key: str) -> float:
         """Seconds of one pass of path ``key`` or one host event ``key`` (0 when unknown)."""
         return self.host_us.get(key, 0.0) * 1e-6
 
 
+def _samples(v) -> list:
+    """[[fragments, efficiency], ...] from a profile's value (a list, or one number)."""
+    if isinstance(v, (int, float)):
+        return [[1.0, float(v)]]
+    return sorted([float(f), float(e)] for f, e in v)
+
+
 def kernel_device(speeds: Speeds, name: str, k: dict) -> tuple[float, dict]:
-    """(seconds on the device, its terms) of one kernel's draws in one phase."""
+    """(seconds on the device, its terms) of one kernel's draws in one phase.
+
+    Each draw's ALU, fetch and write times, slowed by the occupancy of its fragments: on a
+    GPU, independent draws of a kernel run side by side (the occupancy of all its fragments
+    in the phase), while its dependent ones (reading what the previous draw wrote) run alone
+    (each draw's own occupancy); a software renderer takes each draw's tiles apart. Times the
+    kernel's calibrated efficiency, and never less than the device's per-pass floor."""
     terms = {"alu": 0.0, "fetch": 0.0, "write": 0.0}
     work = 0.0
     draws = k.get("draws", ())
-    # consecutive draws of one kernel overlap on a GPU: the occupancy is that of all its
-    # fragments in the phase (a lone one-fragment pass runs its loop serially); a software
-    # renderer takes each draw's tiles apart
-    occ = speeds.occupancy(sum(frags * n for frags, n, *_ in draws))
+    passes = k.get("passes", 0)
+    dep = min(k.get("dependent", 0) / passes, 1.0) if passes else 0.0
+    together = speeds.occupancy(sum(frags * n for frags, n, *_ in draws))
+    # passes drawn by Pass.repeat accumulate into one target: each waits for the previous
+    # one's blends (the floor's per-fragment part); other passes pay the empty pass's floor
+    rep = min((k.get("paths") or {}).get("repeat", 0) / passes, 1.0) if passes else 0.0
+    floor = 0.0
     for frags, n, flops, fetches, nbytes, bfetch in draws:
-        if speeds.threads:
-            occ = speeds.occupancy(frags)
+        alone = speeds.occupancy(frags)
+        occ = alone if speeds.threads else dep * alone + (1.0 - dep) * together
         f = frags * n
         t = speeds.terms(f, f * flops, f * fetches, f * nbytes, f * bfetch)
         for key in terms:
             terms[key] += t[key] * occ
         work += speeds.bound(t) * occ
-    eff = speeds.efficiency.get(name, 1.0)
-    floor = k.get("passes", 0) * speeds.pass_gpu_us * 1e-6
+        floor += n * (rep * speeds.pass_floor(frags) + (1.0 - rep) * speeds.pass_floor(0))
+    drawn = sum(n for _, n, *_ in draws)
+    eff = speeds.efficiency_at(name, sum(f * n for f, n, *_ in draws) / drawn if drawn else 0)
+    floor += max(passes - drawn, 0) * speeds.pass_floor(0)   # passes of no declared work
     return max(work * eff, floor), {key: v * eff for key, v in terms.items()} | \
         {"floor": floor}
 
@@ -191,7 +239,7 @@ def _predict_detailed(s: dict, speeds: Speeds) -> dict:
         counted += k.get("passes", 0)
         for key in terms:
             terms[key] += kt[key]
-    rest = max(s.get("passes", 0) - counted, 0) * speeds.pass_gpu_us * 1e-6
+    rest = max(s.get("passes", 0) - counted, 0) * speeds.pass_floor(0)
     device += rest
     terms["floor"] += rest
     dep = s.get("dependent", 0) * speeds.host_cost("dependent")   # passes that must wait

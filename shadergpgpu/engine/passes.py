@@ -285,7 +285,7 @@ class Pass:
             cnt.switches[label] += 1
             for r in self._reads:
                 if r in written:      # reads what the previous draw wrote: a dependent pass
-                    cnt.dependent[label] += 1
+                    cnt.dependent[label, self.kernel.name] += 1
                     break
             dev._written = self._writes
         if self._work is not None:

@@ -42,24 +42,37 @@ def calibration_cases(software: bool) -> list:
     if software:
         return [backprop_case((2, 32, 1), 512, "paper", True),
                 backprop_case((2, 32, 1), 512, "paper", False),
+                backprop_case((2, 128, 1), 2048, "paper", True),
                 backprop_case((2, 128, 1), 512, "fused"),
                 backprop_case((4, 96, 3), 384, "fused"),
-                sgemm_case(192), blur_case((192, 192), 2.0),
-                blur_case((192, 192), 2.0, "exact"), svm_case(128, 8, 30),
-                sammon_case(128, 8, 4), elementwise_case(96), reduction_case(96)]
+                backprop_case((2, 512, 1), 2048, "fused"),
+                sgemm_case(96), sgemm_case(384),
+                blur_case((128, 128), 2.0), blur_case((384, 384), 4.0),
+                blur_case((128, 128), 2.0, "exact"), blur_case((384, 384), 4.0, "exact"),
+                svm_case(128, 8, 30), svm_case(512, 8, 30),
+                sammon_case(128, 8, 4), sammon_case(512, 8, 3),
+                elementwise_case(128), elementwise_case(512),
+                reduction_case(128), reduction_case(512)]
     return [backprop_case((2, 32, 1), 512, "paper", True),
             backprop_case((2, 32, 1), 512, "paper", False),
-            backprop_case((2, 512, 1), 2048, "fused"),
-            backprop_case((2, 512, 1), 4096, "paper", True),
+            backprop_case((2, 512, 1), 8192, "paper", True),
+            backprop_case((2, 32, 1), 512, "fused"),
+            backprop_case((2, 512, 1), 4096, "fused"),
+            backprop_case((2, 2048, 1), 32768, "fused"),
             backprop_case((32, 128, 10), 2048, "fused"),
-            sgemm_case(2048), blur_case((1024, 1024), 6.0),
-            blur_case((1024, 1024), 2.0, "exact"), svm_case(2048, 32, 100),
-            sammon_case(1024, 16, 5), elementwise_case(2048), reduction_case(2048)]
+            sgemm_case(512), sgemm_case(2048), sgemm_case(6144),
+            blur_case((1024, 1024), 6.0), blur_case((4096, 4096), 12.0),
+            blur_case((1024, 1024), 2.0, "exact"), blur_case((4096, 4096), 4.0, "exact"),
+            svm_case(2048, 32, 100), svm_case(8192, 16, 50),
+            sammon_case(1024, 16, 5), sammon_case(4096, 16, 3),
+            elementwise_case(2048), elementwise_case(8192),
+            reduction_case(2048), reduction_case(8192)]
 
 
 def _work_time(speeds: M.Speeds, name: str, k: dict) -> float:
     """The device time the model gives a kernel's draws with efficiency 1 and no floor."""
-    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "pass_gpu_us": 0.0})
+    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "pass_gpu_us": 0.0,
+                     "pass_gpu_us_per_kfragment": 0.0})
     return M.kernel_device(sp, name, k)[0]
 
 
@@ -87,8 +100,9 @@ def _timed_floor(tdev) -> float:
 
 
 def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dict:
-    """{kernel name: efficiency} measured on the calibration cases (see the module
-    docstring), and {kernel name: [per-case values]} for the record."""
+    """{kernel name: [[fragments per pass, efficiency], ...]} measured on the calibration
+    cases (see the module docstring; the model interpolates between sizes), and the raw
+    samples for the record."""
     from ...engine.device import Device
     from .model_cases import count_warm
     cases = calibration_cases(dev.is_software) if cases is None else cases
@@ -114,13 +128,27 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
                     if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
                             gpu <= 2 * n * speeds.pass_gpu_us * 1e-6:
                         continue
-                    seen.setdefault(name, []).append(gpu / work)
+                    frags = sum(f * m for f, m, *_ in k.get("draws", ()))
+                    drawn = sum(m for _, m, *_ in k.get("draws", ())) or 1
+                    seen.setdefault(name, []).append([frags / drawn, gpu / work])
             if progress:
                 progress(f"{case.algo} {case.label}")
     finally:
         tdev.release()
-    eff = {name: float(statistics.median(v)) for name, v in seen.items()}
+    eff = {name: _by_size(v) for name, v in seen.items()}
     return eff, seen
+
+
+def _by_size(samples: list) -> list:
+    """[[fragments per pass, efficiency], ...] sorted by size, the samples of one size (within
+    10 %) merged by their median."""
+    out = []
+    for f, e in sorted(samples):
+        if out and f <= out[-1][0] * 1.1:
+            out[-1][2].append(e)
+        else:
+            out.append([f, 0.0, [e]])
+    return [[round(f, 1), round(float(statistics.median(es)), 4)] for f, _, es in out]
 
 
 def call_cost_us(dev, n: int = 200) -> float:
@@ -193,15 +221,21 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
     host = sp["host_us"]
     host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0)
                        - host.get("alloc", 0.0) * 0, 0.0)
-    eff, seen = kernel_efficiencies(dev, speeds, progress=progress)
+    cases = calibration_cases(dev.is_software)
+    if quick:                       # the first configuration of each algorithm only
+        firsts = {}
+        for c in cases:
+            firsts.setdefault(c.algo, c)
+        cases = list(firsts.values())
+    eff, seen = kernel_efficiencies(dev, speeds, cases, progress=progress)
     sp["efficiency"] = eff
     speeds = M.Speeds.from_dict(sp, prof["description"])
-    api, api_seen = call_costs(dev, speeds, progress=progress)
+    api, api_seen = call_costs(dev, speeds, cases, progress=progress)
     host.update(api)
     prof["call_samples_us"] = {k: [round(x, 2) for x in v] for k, v in api_seen.items()}
-    prof["efficiency_samples"] = {k: [round(x, 4) for x in v] for k, v in seen.items()}
-    prof["calibration_cases"] = [f"{c.algo} {c.label}"
-                                 for c in calibration_cases(dev.is_software)]
+    prof["efficiency_samples"] = {k: [[round(f, 1), round(x, 4)] for f, x in v]
+                                  for k, v in seen.items()}
+    prof["calibration_cases"] = [f"{c.algo} {c.label}" for c in cases]
     if save:
         prof["path"] = C.save_profile(prof)
     return prof

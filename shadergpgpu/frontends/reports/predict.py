@@ -173,7 +173,11 @@ def calibrate_main(argv=None) -> int:
         if isinstance(v, dict):
             print(f"  {k}:")
             for kk, vv in sorted(v.items()):
-                print(f"    {kk:<44} {vv:.4g}")
+                if isinstance(vv, list):      # efficiency by size: fragments per pass: value
+                    vv = ", ".join(f"{f:.4g}: {e:.3g}" for f, e in vv)
+                    print(f"    {kk:<44} {vv}")
+                else:
+                    print(f"    {kk:<44} {vv:.4g}")
             continue
         print(f"  {k:<28} {v:.4g} {units.get(k, '')}" if isinstance(v, float) else
               f"  {k:<28} {v}")

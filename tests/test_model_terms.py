@@ -1,0 +1,174 @@
+"""The cost model's terms: what the pass counter records for it (paths, dependent passes,
+target switches, host events, per-kernel draws and device time), the prediction's arithmetic
+with hand-made speeds, the efficiency by size, the calibration's second half and the held-out
+rule, and the software renderer's heap settings."""
+import math
+
+import numpy as np
+import pytest
+
+from shadergpgpu.engine import context, model as M
+from shadergpgpu.engine.builtin import COPY, SAXPY
+
+
+def test_counter_records_paths_dependence_switches_and_events(dev):
+    a = dev.array(np.ones((4, 8)))
+    b, c = dev.empty_like(a), dev.empty_like(a)
+    p_ab = dev.prepare(COPY, b, inputs={"X": a})
+    p_bc = dev.prepare(COPY, c, inputs={"X": b})          # reads what p_ab wrote
+    acc = dev.empty_like(a)
+    p_acc = dev.prepare(SAXPY, acc, inputs={"X": a, "Y": a}, uniforms={"alpha": 0.0},
+                        blend=bool(dev.float_blending))
+    dev.finish()
+    dev.counter.reset()
+    with dev.phase("t"):
+        p_ab.run()
+        p_bc.run()                     # dependent, and another target
+        p_ab.run()                     # another target again, reads a: not dependent
+        dev.run(COPY, c, inputs={"X": b})   # dependent: the previous draw wrote b
+        p_acc.repeat("alpha", [1.0, 2.0, 3.0])
+        a.set(np.zeros((4, 8)))
+        got = c.get()
+        dev.finish()
+    s = dev.counter.snapshot()["t"]
+    assert s["passes"] == 7
+    assert s["paths"]["prepared"] >= 3 and s["paths"].get("repeat", 0) == 2
+    assert s["events"]["run"] == 1 and s["events"]["upload"] == 1
+    assert s["events"]["readback"] == 1 and s["events"]["finish"] == 1
+    assert s["event_bytes"]["upload"] == 4 * 8 * 4
+    assert s["event_bytes"]["readback"] >= 4 * 8 * 4
+    assert s["dependent"] == 2
+    assert s["kernels"]["engine/copy"]["dependent"] == 2
+    assert s["switches"] >= 4
+    assert s["kernels"]["engine/copy"]["passes"] == 4
+    assert s["kernels"]["engine/saxpy"]["passes"] == 3
+    # the draws: (fragments per pass, draws, per-fragment work); 8 texels wide packed
+    frags = {d[0] for d in s["kernels"]["engine/copy"]["draws"]}
+    assert frags == {4 * 2}
+    assert sum(d[1] for d in s["kernels"]["engine/saxpy"]["draws"]) == 3
+    np.testing.assert_array_equal(got, np.ones((4, 8), np.float32))
+
+
+def test_timing_records_device_time_per_kernel(dev):
+    from shadergpgpu import Device
+    tdev = Device(timing=True)
+    try:
+        x = tdev.array(np.ones((64, 256)))
+        y = tdev.empty_like(x)
+        tdev.counter.reset()
+        with tdev.phase("k"):
+            for _ in range(3):
+                tdev.run(COPY, y, inputs={"X": x})
+        s = tdev.counter.snapshot()["k"]
+        assert s["kernels"]["engine/copy"]["passes"] == 3
+        assert s["kernels"]["engine/copy"]["gpu_ms"] > 0
+        assert s["gpu_ms"] == pytest.approx(s["kernels"]["engine/copy"]["gpu_ms"])
+        np.testing.assert_array_equal(y.get(), x.get())
+    finally:
+        tdev.release()
+
+
+def _speeds(**kw):
+    base = dict(pass_overhead_us=5.0, alu_gflops=100.0, texel_rate_gtexels=10.0,
+                write_gbs=50.0, upload_gbs=2.0, readback_gbs=4.0, pass_gpu_us=2.0,
+                host_us={"prepared": 3.0, "repeat": 1.0, "draw": 4.0, "run": 6.0,
+                         "upload": 10.0, "readback": 20.0, "finish": 7.0,
+                         "dependent": 5.0, "switch": 1.5, "start_lag": 50.0,
+                         "api:x": 100.0})
+    base.update(kw)
+    return M.Speeds(**base)
+
+
+SNAP = {"p": {"passes": 10, "fragments": 10 * 1000, "dependent": 2, "switches": 4,
+              "paths": {"prepared": 6, "repeat": 4},
+              "events": {"run": 1, "upload": 1, "readback": 1, "finish": 1, "api:x": 1},
+              "event_bytes": {"upload": 2e6, "readback": 4e6},
+              "kernels": {"k": {"passes": 10, "dependent": 2,
+                                "draws": [[1000, 10, 100.0, 2.0, 16.0, 0.0]]}}}}
+
+
+def test_detailed_prediction_on_a_gpu():
+    sp = _speeds()
+    q = M.predict(SNAP, sp)["p"]
+    host = (6 * 3 + 4 * 1 + 6) * 1e-6
+    # 1e4 fragments x 100 flops = 1e6 flops: 10 us; 2e4 fetches: 2 us; 1.6e5 bytes: 3.2 us
+    work = 10e-6
+    floor = 10 * 2e-6
+    device = max(work, floor) + 2 * 5e-6 + 4 * 1.5e-6
+    serial = (10e-6 + 2e6 / 2e9) + (20e-6 + 4e6 / 4e9) + 7e-6 + 100e-6
+    assert q["host_s"] == pytest.approx(host)
+    assert q["device_s"] == pytest.approx(device)
+    expect = max(host, device) + min(host, device, 50e-6) + serial
+    assert M.total({"p": q}) == pytest.approx(expect)
+    assert M.blamed({"p": q}) == "transfer"
+
+
+def test_detailed_prediction_on_a_software_renderer_sums_and_counts_tiles():
+    sp = _speeds(overlap="sum", threads=4)
+    q = M.predict(SNAP, sp)["p"]
+    # 1000 fragments: one 64 x 64 tile, one thread of four: the work takes 4x; summed terms
+    t = (1e6 / 1e11 + 2e4 / 1e10 + 1.6e5 / 5e10) * 4
+    assert q["device_s"] == pytest.approx(max(t, 20e-6) + 10e-6 + 6e-6)
+    assert M.total({"p": q}) == pytest.approx(q["host_s"] + q["device_s"] + q["transfer_s"] +
+                                              q["api_s"])
+
+
+def test_efficiency_by_size_is_interpolated_in_log_fragments():
+    sp = _speeds(efficiency={"k": [[1000, 1.0], [100000, 4.0]]})
+    assert sp.efficiency_at("k", 10) == 1.0 and sp.efficiency_at("k", 1e7) == 4.0
+    assert sp.efficiency_at("k", 10000) == pytest.approx(2.0)      # halfway in log
+    assert sp.efficiency_at("other", 5) == 1.0
+    plain = M.predict(SNAP, _speeds())["p"]["device_s"]
+    slow = M.predict(SNAP, _speeds(efficiency={"k": [[1000, 3.0]]}))["p"]["device_s"]
+    # 10 us of work under a 20 us floor; 3x the work (30 us) rises above the floor
+    assert slow - plain == pytest.approx(3 * 10e-6 - 20e-6, rel=1e-6)
+    # a profile written with one number per kernel still reads
+    assert M.Speeds.from_dict({**M.asdict_speeds(_speeds()),
+                               "efficiency": {"k": 2.5}}).efficiency_at("k", 1) == 2.5
+
+
+def test_first_model_without_host_costs_is_unchanged():
+    sp = M.Speeds(pass_overhead_us=10.0, alu_gflops=100.0, texel_rate_gtexels=10.0,
+                  write_gbs=50.0)
+    assert not sp.detailed
+    q = M.predict(SNAP, sp)["p"]
+    assert q["predicted_s"] == pytest.approx(10 * 10e-6 + max(0.0, 0.0, 0.0))
+
+
+def test_calibration_cases_are_held_out_from_the_checks():
+    from shadergpgpu.frontends.reports import calibrate_kernels as CK
+    from shadergpgpu.frontends.reports import model_cases as MC
+    for sw in (True, False):
+        cal = {(c.algo, c.label) for c in CK.calibration_cases(sw)}
+        check = {(c.algo, c.label) for c in MC.default_cases(sw)}
+        assert not cal & check
+        assert {a for a, _ in check} <= {a for a, _ in cal}    # every algorithm calibrated
+
+
+def test_calibrate_all_measures_efficiencies_and_call_costs(dev, tmp_path, monkeypatch):
+    from shadergpgpu.frontends.reports import calibrate_kernels as CK
+    from shadergpgpu.frontends.reports import model_cases as MC
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cases = [MC.sgemm_case(64), MC.elementwise_case(128)]
+    monkeypatch.setattr(CK, "calibration_cases", lambda software: cases)
+    prof = CK.calibrate_all(dev, quick=True)
+    sp = prof["speeds"]
+    assert "api:sgemm" in sp["host_us"] and sp["host_us"]["api:sgemm"] >= 0
+    assert sp["host_us"]["call"] >= 0
+    for name, pts in sp["efficiency"].items():
+        assert pts and all(f > 0 and e > 0 and math.isfinite(e) for f, e in pts), name
+    # the saved profile predicts: a case's prediction is positive and finite
+    speeds = M.measured_speeds(dev, calibrate_if_missing=False)
+    wall, issue, snap = MC.timed_call(MC.elementwise_case(64), dev, repeat=2)
+    t = M.total(M.predict(snap, speeds))
+    assert 0 < t < 10 and wall > 0 and issue > 0
+
+
+def test_software_heap_settings(monkeypatch):
+    monkeypatch.setattr(context, "_MALLOC_TUNED", False)
+    monkeypatch.setenv("SHADERGPGPU_KEEP_MALLOC", "1")
+    assert context.tune_malloc_for_software() is False
+    monkeypatch.delenv("SHADERGPGPU_KEEP_MALLOC")
+    import sys
+    if sys.platform.startswith("linux"):
+        assert context.tune_malloc_for_software() is True
