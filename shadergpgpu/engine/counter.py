@@ -128,7 +128,7 @@ class PassCounter:
     def total(self) -> int:
         return sum(self.passes.values())
 
-    def snapshot(self) -> dict:
+    def snapshot(self, host: bool = False) -> dict:
         """Plain-dict copy: {label: {"passes", "fragments", "gpu_ms", "flops", "fetches",
         "bytes", "buffer_fetches", "kernels", "paths", "events", "event_bytes"}}.
 
@@ -136,13 +136,17 @@ class PassCounter:
         name, its passes, GPU ms (timing runs) and its draws' work as a list of [fragments
         per pass, draws, flops, fetches, bytes, buffer fetches] per fragment (what the cost
         model prices pass by pass); ``paths``: passes per draw path; ``events``/
-        ``event_bytes``: host events (uploads, readbacks, calls, allocations)."""
+        ``event_bytes``: host events (uploads, readbacks, calls, allocations). Labels under
+        which no pass was drawn (host events only) are left out unless ``host`` (the cost
+        model reads them: an upload or a call costs time without drawing)."""
         self._fold()
         if self.pending:
             self.settle()
         out = {}
         labels = list(self.passes)
-        labels += [lb for lb, _ in self.events if lb not in self.passes and lb not in labels]
+        if host:
+            labels += [lb for lb, _ in self.events if lb not in self.passes and
+                       lb not in labels]
         for label in labels:
             out[label] = {"passes": self.passes.get(label, 0),
                           "fragments": self.fragments.get(label, 0),
@@ -155,6 +159,8 @@ class PassCounter:
                           "switches": self.switches.get(label, 0),
                           "kernels": {}, "paths": {}, "events": {}, "event_bytes": {}}
         for (label, kernel, path), n in self.kpasses.items():
+            if label not in out:
+                continue
             k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
                                                          "draws": []})
             k["passes"] += n
@@ -163,20 +169,28 @@ class PassCounter:
             paths = out[label]["paths"]
             paths[path] = paths.get(path, 0) + n
         for (label, kernel), n in self.dependent.items():
+            if label not in out:
+                continue
             out[label]["dependent"] += n
             k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
                                                          "draws": []})
             k["dependent"] = k.get("dependent", 0) + n
         for (label, kernel), ns in self.kgpu_ns.items():
+            if label not in out:
+                continue
             k = out[label]["kernels"].setdefault(kernel, {"passes": 0, "gpu_ms": 0.0,
                                                          "draws": []})
             k["gpu_ms"] += ns / 1e6
         for (label, frags, work), n in self._draws.items():
+            if label not in out:
+                continue
             name = work[4] if len(work) > 4 else ""
             k = out[label]["kernels"].setdefault(name, {"passes": 0, "gpu_ms": 0.0,
                                                        "draws": []})
             k["draws"].append([frags, n, *[float(x) for x in work[:4]]])
         for (label, kind), n in self.events.items():
+            if label not in out:
+                continue
             out[label]["events"][kind] = n
             if self.event_bytes.get((label, kind)):
                 out[label]["event_bytes"][kind] = self.event_bytes[label, kind]

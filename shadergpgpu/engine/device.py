@@ -368,16 +368,8 @@ class Device(Drawing):
     def read_rect(self, a: DeviceArray, rect) -> np.ndarray:
         """The raw texels (RGBA float32, row by row) of ``a``'s texture inside ``rect`` = (x, y,
         w, h), read back now: for the host's small decisions (a state texel)."""
-        self.activate()
-        x, y, w, h = (int(v) for v in rect)
-        self.counter.event("readback", 16 * w * h)
-        self._written = ()
-        fbo = self._framebuffer([a])
-        out = np.frombuffer(fbo.read(viewport=(x, y, w, h), components=4, dtype="f4"),
-                            np.float32).copy()
-        if self.tracer is not None:
-            self.tracer.read(a.texture, out, rect=(x, y, w, h))
-        return out
+        from .transfer import read_rect
+        return read_rect(self, a, rect)
 
     def _set_tracer(self, tracer) -> None:
         """Start (a :class:`~shadergpgpu.engine.trace.Trace`) or stop (None) recording."""

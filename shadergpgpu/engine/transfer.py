@@ -158,3 +158,18 @@ class Readback:
 
     def __repr__(self):
         return f"Readback(shape={tuple(self._array.shape)}, done={self.done})"
+
+
+def read_rect(dev, a, rect) -> np.ndarray:
+    """:meth:`Device.read_rect <shadergpgpu.engine.device.Device.read_rect>`: the raw texels of
+    ``a`` inside ``rect`` = (x, y, w, h), read back now."""
+    dev.activate()
+    x, y, w, h = (int(v) for v in rect)
+    dev.counter.event("readback", 16 * w * h)
+    dev._written = ()                  # the device is idle after a readback
+    fbo = dev._framebuffer([a])
+    out = np.frombuffer(fbo.read(viewport=(x, y, w, h), components=4, dtype="f4"),
+                        np.float32).copy()
+    if dev.tracer is not None:
+        dev.tracer.read(a.texture, out, rect=(x, y, w, h))
+    return out

@@ -13,6 +13,11 @@ float32 blending, loops cut at its loop cap, at most its draw buffers per pass, 
 at its texture size) and the pass table shows the structure those limits force.
 The "paper" figures are Takizawa et al.'s GeForce 7800 GTX: 0.008 s (packed) and 0.026 s
 (unpacked) per step at MI = 2, MH = 64, MO = 1, N = 1024.
+
+Every timed GPU step carries the cost model's prediction beside it (predicted ms, the term the
+model blames, measured / predicted, ok / MISSED), dashed in the plots. Under ``--profile
+geforce-7800gtx`` the report also redraws Fig. 3 and 4 with the 7800 GTX's predicted curves
+against the paper's published points (:func:`_redraw_7800gtx`).
 """
 from __future__ import annotations
 
@@ -22,14 +27,16 @@ from pathlib import Path
 import numpy as np
 
 from ...algorithms import backprop as bp
-from .common import (Checks, Progress, Timer, blas_threads, device_meta, markdown_table,
-                     parser, plot_lines, write_outputs)
+from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
+                     blas_threads, device_meta, markdown_table, model_summary, parser,
+                     passes_only, plot_lines, write_outputs)
 
 PAPER = {"paper-packed": 0.008, "paper-unpacked": 0.026}   # s per step, GeForce 7800 GTX
 PAPER_CONFIG = (2, 64, 1, 1024)
 VARIANTS = (("paper-packed", "paper", True), ("paper-unpacked", "paper", False),
             ("fused", "fused", True))
 IMPLS = ("paper-packed", "paper-unpacked", "fused", "numpy")
+GPU_PROFILE = "geforce-7800gtx"     # the paper's GPU: its redrawn figures (see the docstring)
 
 SYMBOLS = [
     "\n## Symbols\n",
@@ -48,7 +55,9 @@ SYMBOLS = [
     "Fig. 4 at the same MH).",
     "- **paper 7800GTX**: Takizawa et al.'s GeForce 7800 GTX, 0.008 s (packed) and 0.026 s "
     "(unpacked) at MI=2, MH=64, MO=1, N=1024, the only configuration their text gives as "
-    "numbers.\n",
+    "numbers.",
+    "- **<schedule> predicted ms / bound / measured / predicted / model**: the cost model "
+    "beside each GPU schedule's measured step: " + MODEL_SENTENCE + "\n",
 ]
 
 
@@ -132,7 +141,7 @@ def pass_table(dev, grid, progress) -> list[dict]:
             net = bp.BackpropNet(dev, sizes, X, T, lr=0.1, schedule=schedule, packed=packed)
             dev.counter.reset()
             net.step()
-            measured = {k: v["passes"] for k, v in dev.counter.snapshot().items()}
+            measured = {k: v["passes"] for k, v in passes_only(dev.counter.snapshot()).items()}
             expected = net.passes_per_step()
             net.release()
             row = {"net": "-".join(map(str, sizes)), "N": n, "variant": name}
@@ -168,9 +177,10 @@ def pass_table(dev, grid, progress) -> list[dict]:
     return rows
 
 
-def time_step(dev, impl, sizes, n, repeat, min_time):
+def time_step(dev, impl, sizes, n, repeat, min_time, model=None):
     """One learning step's :class:`~.common.Timing` (median of repeats after a warm-up step,
-    with the fastest and slowest); numpy on one BLAS thread (see ``common.blas_threads``)."""
+    with the fastest and slowest); numpy on one BLAS thread (see ``common.blas_threads``); a
+    GPU step gets the cost model's columns (``Timing.model``) from ``model``, a Predictor."""
     X, T = _data(sizes, n)
     lr = 0.5 / n
     if impl == "numpy":
@@ -181,12 +191,12 @@ def time_step(dev, impl, sizes, n, repeat, min_time):
                         "fused": ("fused", True)}[impl]
     net = bp.BackpropNet(dev, sizes, X, T, lr=lr, schedule=schedule, packed=packed)
     try:
-        return Timer(dev.finish, repeat, 1, min_time)(net.step)
+        return Timer(dev.finish, repeat, 1, min_time, model=model)(net.step)
     finally:
         net.release()
 
 
-def sweeps(dev, quick, progress_enabled, mh_max, n_max):
+def sweeps(dev, quick, progress_enabled, mh_max, n_max, model=None):
     if quick:
         fig3_mh = [4, 64]
         fig4 = {4: [4, 64, 1024], 64: [4, 64, 1024]}
@@ -205,7 +215,7 @@ def sweeps(dev, quick, progress_enabled, mh_max, n_max):
         for fig, mi, mh, mo, n, impl in jobs:
             ck = (impl, mi, mh, mo, n)
             if ck not in cache:
-                cache[ck] = time_step(dev, impl, [mi, mh, mo], n, repeat, min_time)
+                cache[ck] = time_step(dev, impl, [mi, mh, mo], n, repeat, min_time, model)
             t = cache[ck]
             key = (mh, n)
             r = rows[fig].setdefault(key, {"MI": mi, "MH": mh, "MO": mo, "N": n})
@@ -213,6 +223,8 @@ def sweeps(dev, quick, progress_enabled, mh_max, n_max):
             r[f"{impl} s min"] = t.min
             r[f"{impl} s max"] = t.max
             r[f"{impl} spread"] = t.spread
+            for k, v in (t.model or {}).items():     # the cost model's columns, per schedule
+                r[f"{impl} {k}"] = v
             prog.step(f"{fig} MH={mh} N={n} {impl}")
     out = {}
     for fig, d in rows.items():
@@ -230,7 +242,8 @@ def sweeps(dev, quick, progress_enabled, mh_max, n_max):
 
 
 PLOT_NOTE = ("Error bars: fastest..slowest repeat (the point: median). numpy: the same "
-             "algorithm in float32 on one CPU thread.\nStars: the paper's measured "
+             "algorithm in float32 on one CPU thread. Dashed: the cost model's prediction of "
+             "the schedule in the same colour.\nStars: the paper's measured "
              "configuration (GeForce 7800 GTX; MI=2, MH=64, MO=1, N=1024), the only point its "
              "text gives as a number.")
 
@@ -240,6 +253,26 @@ def _paper_series(series, styles, x):
                         ("paper-unpacked", "paper 7800GTX unpacked")):
         series[label] = ([x], [PAPER[name]])
         styles[label] = {"ls": "none", "marker": "*", "ms": 11}
+
+
+def _predicted_series(series, rs, key) -> dict:
+    """Adds each GPU schedule's predicted curve (s) to ``series``; returns ``predicts``."""
+    predicts = {}
+    for impl in IMPLS[:3]:
+        ys = [r.get(f"{impl} predicted ms") for r in rs]
+        if any(y is not None for y in ys):
+            series[f"{impl} predicted"] = ([r[key] for r in rs],
+                                           [None if y is None else y * 1e-3 for y in ys])
+            predicts[f"{impl} predicted"] = impl
+    return predicts
+
+
+def _model_items(figs) -> list:
+    """(label, the cost model's columns) of every timed GPU step, each configuration once."""
+    rows = {(i, r["MH"], r["N"]): r for f in figs.values() for r in f for i in IMPLS[:3]}
+    cols = (*MODEL_COLUMNS, "model error")
+    return [(f"{i} MH={mh} N={n}", {c: r.get(f"{i} {c}") for c in cols})
+            for (i, mh, n), r in rows.items() if r.get(f"{i} model")]
 
 
 def _bands(rs):
@@ -253,21 +286,23 @@ def _plots(out: Path, figs: dict) -> list[str]:
     if f3:
         series = {impl: ([r["MH"] for r in f3], [r[f"{impl} s"] for r in f3]) for impl in IMPLS}
         styles = {}
+        predicts = _predicted_series(series, f3, "MH")
         _paper_series(series, styles, 64)
         if plot_lines(out / "fig3_time_vs_mh.png", series, "hidden units MH",
                       "seconds per learning step", "Fig. 3: MI=2, MO=1, N=1024",
-                      bands=_bands(f3), styles=styles, note=PLOT_NOTE):
+                      bands=_bands(f3), styles=styles, note=PLOT_NOTE, predicts=predicts):
             made.append("fig3_time_vs_mh.png")
     for mh in sorted({r["MH"] for r in figs.get("fig4", [])}):
         rs = [r for r in figs["fig4"] if r["MH"] == mh]
         series = {impl: ([r["N"] for r in rs], [r[f"{impl} s"] for r in rs]) for impl in IMPLS}
         styles = {}
+        predicts = _predicted_series(series, rs, "N")
         if mh == 64:
             _paper_series(series, styles, 1024)
         name = f"fig4_time_vs_n_mh{mh}.png"
         if plot_lines(out / name, series, "training vectors N", "seconds per learning step",
                       f"Fig. 4: MI=2, MH={mh}, MO=1", bands=_bands(rs), styles=styles,
-                      note=PLOT_NOTE):
+                      note=PLOT_NOTE, predicts=predicts):
             made.append(name)
     return made
 
@@ -280,7 +315,10 @@ def _paper_summary(figs) -> list[dict]:
                 for impl in IMPLS:
                     ours = r[f"{impl} s"]
                     paper = PAPER.get(impl)
+                    pred = r.get(f"{impl} predicted ms")
                     rows.append({"implementation": impl, "ours s/step": ours,
+                                 "ours predicted s/step": None if pred is None else pred * 1e-3,
+                                 "model": r.get(f"{impl} model"),
                                  "paper 7800GTX s/step": paper,
                                  "paper / ours": (paper / ours) if paper else None})
                 return rows
@@ -326,6 +364,41 @@ def _profile_notes(dev, passes) -> list[str]:
     return out
 
 
+def _redraw_7800gtx(args, out, meta, checks) -> tuple[list[str], list[str]]:
+    """The paper's Fig. 3 (MH sweep, N = 1024) and Fig. 4 (N sweep, MH = 64) with the cost
+    model's 7800 GTX curves (paper schedule packed / unpacked; fused) and numpy against the
+    paper's two points (``report model``'s sweeps and plots): markdown lines, plots written."""
+    from .model import _paper_plots, paper_sweeps
+    try:
+        figs = paper_sweeps(args.quick, None, False, not args.no_progress)
+    except Exception as e:  # noqa: BLE001 - the report goes on, the failure is loud
+        checks.require("the paper's figures redrawn on the 7800 GTX", False,
+                       f"{type(e).__name__}: {e}")
+        return [], []
+    for fig, rows in figs.items():
+        write_outputs(out, f"{fig}_7800gtx", rows, meta)
+    made = [] if args.no_plots else _paper_plots(out, figs)
+    at = [r for r in figs.get("fig3", []) if r["MH"] == PAPER_CONFIG[1]]
+    md = ["\n## The paper's figures on the GeForce 7800 GTX: predicted against its points\n",
+          "Passes and work counted here under the 7800 GTX profile's limits (one pass per "
+          "accumulated term, as the paper counts them), time from the card's published speeds "
+          "(`profiles/geforce-7800gtx.json`) by the cost model of `docs/model.md`; dashed: "
+          "predicted (paper schedule packed, unpacked; fused), numpy measured here.\n"]
+    if at:
+        r = at[0]
+        pk, un = r["7800GTX predicted packed s"], r["7800GTX predicted unpacked s"]
+        md.append(f"At 2-64-1, N = 1024 the model predicts {pk * 1e3:.3g} ms packed and "
+                  f"{un * 1e3:.3g} ms unpacked per step against the paper's "
+                  f"{PAPER['paper-packed'] * 1e3:g} / {PAPER['paper-unpacked'] * 1e3:g} ms "
+                  f"(predicted / paper {pk / PAPER['paper-packed']:.2f} and "
+                  f"{un / PAPER['paper-unpacked']:.2f}).\n")
+    for fig, title in (("fig3", "Fig. 3 (MH sweep, N = 1024)"),
+                       ("fig4", "Fig. 4 (N sweep, MH = 64)")):
+        if figs.get(fig):
+            md += [f"\n{title}, 7800 GTX:\n", markdown_table(figs[fig], floatfmt=".3g")]
+    return md, made
+
+
 def main(argv=None) -> int:
     p = parser("backprop", __doc__.split("\n")[0])
     p.add_argument("--mh-max", type=int, default=1024, help="largest MH in the sweeps")
@@ -348,7 +421,8 @@ def main(argv=None) -> int:
     write_outputs(out, "passes", passes, meta)
     figs = {}
     if not args.no_timing:
-        figs = sweeps(dev, args.quick, not args.no_progress, args.mh_max, args.n_max)
+        figs = sweeps(dev, args.quick, not args.no_progress, args.mh_max, args.n_max,
+                      Predictor(dev))
         for fig, rows in figs.items():
             write_outputs(out, fig, rows, meta)
     summary = _paper_summary(figs)
@@ -358,6 +432,9 @@ def main(argv=None) -> int:
 
     ok = all(r["match"] for r in passes)
     checks = Checks("backprop report")
+    redraw, made = _redraw_7800gtx(args, out, meta, checks) if (
+        dev.profile.name == GPU_PROFILE and not args.no_timing) else ([], [])
+    plots += made
     for r in passes:
         checks.require(f"passes of {r['variant']} {r['net']} N={r['N']}", r["match"],
                        f"counted {r['total measured']} passes, the plan and the paper's "
@@ -395,9 +472,18 @@ def main(argv=None) -> int:
                    [f"speed-up {i} vs numpy" for i in IMPLS[:3]] + \
                    [f"paper 7800GTX {n} s" for n in PAPER]
             md += [f"\n## {title}\n", markdown_table(figs[fig], cols, floatfmt=".3g")]
+            cols = ["MH", "N"] + [f"{i} {c}" for i in IMPLS[:3]
+                                  for c in ("s", "predicted ms", "measured / predicted",
+                                            "bound", "model")]
+            cols += [f"{i} model error" for i in IMPLS[:3] if any(f"{i} model error" in r
+                                                                   for r in figs[fig])]
+            md += [f"\n{title.split(':')[0]}, the cost model beside each measured GPU step "
+                   "(see Symbols):\n", markdown_table(figs[fig], cols, floatfmt=".3g")]
+    md += redraw
     if plots:
         md += ["\n## Plots\n"] + [f"![{p}]({p})\n" for p in plots]
-    md += ["\n## What the numbers show\n", _closing(passes, figs, args.quick) + "\n",
+    md += ["\n## What the numbers show\n", _closing(passes, figs, args.quick)
+           + (" " + model_summary(_model_items(figs)) if figs else "") + "\n",
            "\n" + checks.markdown()]
     md.append(f"\n(report took {time.perf_counter() - t0:.1f} s)\n")
     (out / "backprop.md").write_text("\n".join(md))

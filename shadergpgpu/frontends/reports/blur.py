@@ -1,6 +1,8 @@
 """``shadergpgpu report blur``: passes per schedule (plan vs counter), passes under each device
 profile, and time vs sigma.
 
+Every timed row carries the cost model's prediction beside the measured time (predicted ms, the
+term the model blames, measured / predicted, ok / MISSED); the plot draws each prediction dashed.
 Writes blur.md, blur.csv / blur.json (timings), blur_passes.csv, blur_profiles.csv and
 blur_time_vs_sigma.png.
 """
@@ -10,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import (Checks, Progress, Timer, device_meta, markdown_table, parser, plot_lines,
-                     write_outputs)
+from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
+                     device_meta, markdown_table, model_summary, parser, passes_only,
+                     plot_lines, write_outputs)
 
 SPREAD_TARGET = 1.2      # recursive: slowest / fastest median time across sigma
 PAPER_MPS = 2030         # source 002: its estimate for V+T+V+T on its GPU, MP/s
@@ -31,7 +34,8 @@ SYMBOLS = [
     "- **ms** (median of repeats), **ms_min..ms_max** (fastest..slowest repeat), **spread** = "
     "slowest / fastest; **MP/s** = h w / median time / 1e6.",
     "- Plot labels: `<method> <schedule> c=<channels>`, e.g. `recursive hv c=1` = recursive "
-    "filter, rows then columns, grayscale.",
+    "filter, rows then columns, grayscale; `... predicted` (dashed): the cost model's time.",
+    "- " + MODEL_SENTENCE,
 ]
 
 
@@ -47,7 +51,7 @@ def _passes(dev, blur, plans, sizes):
             for sigma in (1.0, 64.0):
                 dev.counter.reset()
                 blur.gaussian_blur(x, sigma, schedule=schedule).release()
-                snap = dev.counter.snapshot()
+                snap = passes_only(dev.counter.snapshot())
                 cmp = plans.compare(plan, snap, h=h, w=w, gray=gray, device=dev)
                 rows.append({"image": f"{h}x{w}x{c}", "schedule": schedule, "sigma": sigma,
                              "passes": sum(v["passes"] for v in snap.values()),
@@ -57,7 +61,7 @@ def _passes(dev, blur, plans, sizes):
                              "phases": " ".join(f"{k}:{v['passes']}" for k, v in snap.items())})
         dev.counter.reset()
         blur.gaussian_blur(x, 4.0, method="exact").release()
-        snap = dev.counter.snapshot()
+        snap = passes_only(dev.counter.snapshot())
         exact = plans.get_plan("blur/exact")
         params = dict(h=h, w=w, gray=gray, sigma=4.0, device=dev)
         rows.append({"image": f"{h}x{w}x{c}", "schedule": "exact", "sigma": 4.0,
@@ -71,6 +75,12 @@ def _passes(dev, blur, plans, sizes):
 
 
 PROFILE_SIZE = 1024
+
+
+def _label(r) -> str:
+    """A timed row in a few words, for the model's sentence."""
+    how = r["method"] if r["schedule"] == "-" else f"{r['method']} {r['schedule']}"
+    return f"{how} c={r['channels']} sigma {r['sigma']:g}"
 
 
 def _profile_passes(sg, blur, plans, backend, profiles):
@@ -90,7 +100,7 @@ def _profile_passes(sg, blur, plans, backend, profiles):
                 d.counter.reset()
                 blur.gaussian_blur(x, sigma, method=method, schedule=schedule).release()
                 x.release()
-                snap = d.counter.snapshot()
+                snap = passes_only(d.counter.snapshot())
                 plan = plans.get_plan("blur/exact" if method == "exact"
                                       else f"blur/recursive-{schedule}")
                 extra = {"sigma": sigma} if method == "exact" else {}
@@ -162,7 +172,8 @@ def main(argv=None) -> int:
 
     dev = sg.Device(backend=args.backend)
     meta = device_meta(dev)
-    timer = Timer(dev.finish, repeat=5, warmup=2, min_time=0.05 if args.quick else 0.3)
+    timer = Timer(dev.finish, repeat=5, warmup=2, min_time=0.05 if args.quick else 0.3,
+                  model=Predictor(dev))
     size = 128 if args.quick else 1024
     sigmas = [1.0, 4.0, 16.0] if args.quick else [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0]
     exact_max = 4.0 if args.quick else 16.0
@@ -201,7 +212,7 @@ def main(argv=None) -> int:
     write_outputs(out, "blur_profiles", profile_rows, meta)
     plotted = False
     if not args.no_plots:
-        series, bands = {}, {}
+        series, bands, predicts, preds = {}, {}, {}, {}
         for r in rows:
             key = (f"{r['method']} {r['schedule']} c={r['channels']}" if r["schedule"] != "-"
                    else f"{r['method']} c={r['channels']}")
@@ -211,14 +222,20 @@ def main(argv=None) -> int:
             ys.append(r["ms"])
             lo.append(r["ms_min"])
             hi.append(r["ms_max"])
+            predicts[f"{key} predicted"] = key
+            pxs, pys = preds.setdefault(f"{key} predicted", ([], []))
+            pxs.append(r["sigma"])
+            pys.append(r.get("predicted ms"))
+        series.update(preds)
         plotted = plot_lines(
             out / "blur_time_vs_sigma.png", series, "sigma (pixels)",
             "ms per blur (median of repeats)",
             f"Gaussian blur of a {size}x{size} image: time vs sigma", bands=bands,
+            predicts=predicts,
             note="recursive = 4th-order IIR filter (fixed passes); exact = FIR filter truncated "
                  "at 4 sigma (taps grow with sigma).\nhv = rows then columns; vtvt = columns, "
                  "transpose, columns, transpose; c = channels (1 gray, 4 RGBA). "
-                 "Error bars: fastest..slowest repeat.")
+                 "Error bars: fastest..slowest repeat. Dashed: the cost model's prediction.")
     spread = []
     for method, schedule in variants[:2]:
         for c in channels:
@@ -242,14 +259,16 @@ def main(argv=None) -> int:
           markdown_table(profile_rows),
           f"\n## Time vs sigma ({size}x{size})\n",
           markdown_table(rows, ["method", "schedule", "channels", "sigma", "ms", "ms_min",
-                                "ms_max", "spread", "mp_per_s"]),
+                                "ms_max", "spread", "mp_per_s", *MODEL_COLUMNS]
+                         + (["model error"] if any("model error" in r for r in rows) else [])),
           f"\n## Recursive time spread across sigma (target: max/min <= {SPREAD_TARGET})\n",
           markdown_table(spread),
           ("" if not args.quick else
            f"\nWith --quick the target is reported, not checked: a {size}x{size} blur takes "
            "about a millisecond, within the timing noise of a shared host.\n"),
           ("\n## Plot\n\n![time vs sigma](blur_time_vs_sigma.png)\n\nTime per blur against "
-           "sigma for each method, schedule and channel count (labels: see Symbols).\n"
+           "sigma for each method, schedule and channel count (labels: see Symbols), and "
+           "dashed in the same colour the cost model's prediction of each.\n"
            if plotted else "")]
     checks = Checks("blur report")
     for r in pass_rows:
@@ -266,7 +285,7 @@ def main(argv=None) -> int:
             checks.target(f"recursive {r['schedule']} c={r['channels']}: time max/min across "
                           "sigma", r["max/min"], "<=", SPREAD_TARGET)
     md += ["\n## What the numbers show\n", _summary(rows, pass_rows, spread, size, args.quick)
-           + "\n"]
+           + " " + model_summary([(_label(r), r) for r in rows]) + "\n"]
     md.append("\n" + checks.markdown())
     (out / "blur.md").write_text("\n".join(md))
     print("\n".join(md))

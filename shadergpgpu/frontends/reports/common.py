@@ -1,7 +1,10 @@
 """Helpers shared by the reports and benchmarks: progress, tables, output files, verdicts
 (:class:`Checks`: loud ``MISMATCH``/``MISSED`` lines and a non-zero exit status), device and
-date stamps, one timing policy per report (:class:`Timer`), plots with device and date in the
-title."""
+date stamps, one timing policy per report (:class:`Timer`), the cost model's prediction beside
+each measured time (:class:`Predictor`: columns, a sentence for the markdown, dashed curves), plots
+with device and date in the title.
+The cost model's columns live in :mod:`.predicted` (re-exported here).
+"""
 from __future__ import annotations
 
 import argparse
@@ -223,6 +226,12 @@ class Checks:
         return self.exit_code
 
 
+def passes_only(snapshot: dict) -> dict:
+    """A counter snapshot without the phases that drew no pass (host events only: uploads,
+    allocations): what a pass plan is held against."""
+    return {k: v for k, v in snapshot.items() if v.get("passes")}
+
+
 def _isatty(f) -> bool:
     try:
         return f.isatty()
@@ -245,6 +254,8 @@ class Timing:
     min: float
     max: float
     n: int
+    #: the cost model's columns for this point (:meth:`Predictor.of`), or None
+    model: dict | None = None
 
     @property
     def ms(self) -> float:
@@ -255,9 +266,11 @@ class Timing:
         return self.max / self.min if self.min > 0 else float("inf")
 
     def row(self, prefix: str = "ms") -> dict:
-        """Columns for a table row: median, min, max in ms and the spread."""
+        """Columns for a table row: median, min, max in ms and the spread (and the cost
+        model's columns when the :class:`Timer` had a :class:`Predictor`)."""
         return {prefix: self.median * 1e3, f"{prefix}_min": self.min * 1e3,
-                f"{prefix}_max": self.max * 1e3, "spread": self.spread, "repeats": self.n}
+                f"{prefix}_max": self.max * 1e3, "spread": self.spread, "repeats": self.n,
+                **(self.model or {})}
 
 
 def measure(fn, finish=None, repeat: int = 5, warmup: int = 1, min_time: float = 0.0,
@@ -290,13 +303,22 @@ class Timer:
         timer = Timer(dev.finish, repeat=5, warmup=1, min_time=0.05)
         t = timer(lambda: blur(x, s))          # a Timing
         row.update(t.row())
+
+    With ``model=Predictor(dev)`` every point also gets the cost model's columns
+    (``Timing.model``, in ``Timing.row``): the counter snapshot of one more call of ``fn``,
+    predicted and held against the median.
     """
 
-    def __init__(self, finish=None, repeat: int = 5, warmup: int = 1, min_time: float = 0.0):
+    def __init__(self, finish=None, repeat: int = 5, warmup: int = 1, min_time: float = 0.0,
+                 model=None):
         self.finish, self.repeat, self.warmup, self.min_time = finish, repeat, warmup, min_time
+        self.model = model
 
     def __call__(self, fn) -> Timing:
-        return measure(fn, self.finish, self.repeat, self.warmup, self.min_time)
+        t = measure(fn, self.finish, self.repeat, self.warmup, self.min_time)
+        if self.model is not None:
+            t.model = self.model.of(fn, t.median)
+        return t
 
     def describe(self) -> str:
         s = f"median of {self.repeat}"
@@ -353,7 +375,7 @@ def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog:
                meta: dict | None = None, logx: bool | None = None,
                logy: bool | None = None, bands: dict | None = None,
                hlines: dict | None = None, styles: dict | None = None,
-               note: str | None = None) -> bool:
+               note: str | None = None, predicts: dict | None = None) -> bool:
     """Plot ``{label: (xs, ys)}`` to ``path``; returns False when matplotlib is missing.
 
     Every point has a marker; a series' line is broken where it was not measured (an x value
@@ -366,17 +388,34 @@ def plot_lines(path, series: dict, xlabel: str, ylabel: str, title: str, loglog:
     horizontal lines (ceilings, a paper's figure); ``styles`` ``{label: dict}`` passes plot
     keywords per series (e.g. ``{"ls": "none", "marker": "*"}`` for isolated reference
     points); ``note`` is a line of small text under the axes (what the labels mean).
+
+    ``predicts`` ``{predicted label: measured label}`` says which series is the cost model's
+    prediction of which: a prediction is drawn dashed with hollow markers in the colour of the
+    series it predicts (after the measured series, so their colours are known; beneath them,
+    so a measured or published point is never hidden). A series whose
+    label says "predicted" is drawn dashed too, even without a partner, so predictions look
+    alike in every plot.
     """
     plt = _pyplot()
     if plt is None:
         return False
+    predicts = predicts or {}
     xs_all = sorted({x for xs, _ in series.values() for x in xs})
     fig, ax = plt.subplots(figsize=(7.6, 4.4), dpi=110)
-    for label, (xs, ys) in series.items():
+    is_pred = {lb: lb in predicts or "predicted" in lb.lower() for lb in series}
+    order = [lb for lb in series if not is_pred[lb]] + [lb for lb in series if is_pred[lb]]
+    colours = {}
+    for label in order:
+        xs, ys = series[label]
         gx, gy = _gapped(xs_all, xs, ys)
         kw = {"marker": "o", "ms": 4, "lw": 1.2}
+        if is_pred[label]:
+            kw.update(ls=(0, (5, 3)), mfc="none", ms=3.5, zorder=1.9)   # under measured points
+            if predicts.get(label) in colours:
+                kw["color"] = colours[predicts[label]]
         kw.update((styles or {}).get(label, {}))
         line, = ax.plot(gx, gy, label=label, **kw)
+        colours[label] = line.get_color()
         if bands and label in bands:
             lo, hi = bands[label]
             _, glo = _gapped(xs_all, xs, lo)
@@ -446,3 +485,7 @@ def cuda_torch():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     return torch
+
+
+from .predicted import (MODEL_COLUMNS, MODEL_SENTENCE, Predictor,  # noqa: E402,F401
+                        model_summary)

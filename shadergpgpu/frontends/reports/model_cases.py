@@ -199,7 +199,7 @@ def count(case: Case, dev) -> dict:
         dev.counter.reset()
         call()
         dev.finish()
-        return dev.counter.snapshot()
+        return dev.counter.snapshot(host=True)
     finally:
         release()
 
@@ -215,7 +215,7 @@ def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tu
         dev.counter.reset()
         call()
         dev.finish()
-        return t.min, dev.counter.snapshot()
+        return t.min, dev.counter.snapshot(host=True)
     finally:
         release()
 
@@ -251,7 +251,7 @@ def timed_call(case: Case, dev, repeat: int = 5) -> tuple:
         dev.counter.reset()
         call()
         dev.finish()
-        return wall, issue, dev.counter.snapshot()
+        return wall, issue, dev.counter.snapshot(host=True)
     finally:
         release()
 
@@ -267,7 +267,7 @@ def count_warm(case: Case, tdev, rounds: int = 3) -> dict:
             tdev.counter.reset()
             call()
             tdev.finish()
-            snap = tdev.counter.snapshot()
+            snap = tdev.counter.snapshot(host=True)
             if best is None:
                 best = snap
                 continue
@@ -294,7 +294,7 @@ def _timed_floor(tdev) -> float:
             tdev.counter.reset()
             for _ in range(20):
                 tdev.run(COPY, b, inputs={"X": a})
-            snap = tdev.counter.snapshot()
+            snap = tdev.counter.snapshot(host=True)
             ms = sum(v["gpu_ms"] for v in snap.values())
             best = min(best, ms * 1e-3 / 20)
         return best

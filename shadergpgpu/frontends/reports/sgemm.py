@@ -6,8 +6,9 @@ product passes, texel fetches and flops per fragment, flops per fetch, the relat
 float64 numpy, and the time of one call (device arrays in and out; median of repeats after a
 warm-up, with the spread). The fragment ALU and texel-fetch ceilings are measured in the same
 run (:func:`shadergpgpu.engine.model.calibrate`), and numpy's float32 ``A @ B`` is timed the same
-way. Writes ``sgemm.md``, ``sgemm.csv``, ``sgemm.json`` (and ``sgemm.png`` unless
-``--no-plots``) under ``--out``.
+way. Every timed call carries the cost model's prediction beside it (predicted ms, the term the
+model blames, measured / predicted, ok / MISSED), dashed in the plot. Writes ``sgemm.md``,
+``sgemm.csv``, ``sgemm.json`` (and ``sgemm.png`` unless ``--no-plots``) under ``--out``.
 """
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ import numpy as np
 from ...engine import plans
 from ...engine.device import Device
 from ...algorithms.sgemm import VARIANTS, auto_split, default_variant, sgemm, work
-from .common import (Checks, Progress, Timer, blas_threads, device_meta, markdown_table,
-                     parser, plot_lines, write_outputs)
+from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
+                     blas_threads, device_meta, markdown_table, model_summary, parser,
+                     passes_only, plot_lines, write_outputs)
 
 # numpy's BLAS on one thread: a stable CPU baseline (a multi-threaded BLAS beside the
 # renderer's threads on a small shared host measured 100x slower at n = 128 than on one core)
@@ -44,6 +46,7 @@ SYMBOLS = [
     "of a variant = fetch ceiling x flops_per_fetch; **bound** = the lower of the two.",
     f"- **numpy**: float32 `A @ B` on the host CPU (its BLAS on {NUMPY_THREADS} thread), "
     "timed the same way.",
+    "- " + MODEL_SENTENCE + " **predicted_gflops** = 2 M N K / predicted time.",
 ]
 
 
@@ -58,7 +61,7 @@ def main(argv=None) -> int:
         [(8, 8, 8), (33, 21, 50), (128, 128, 128), (256, 256, 256), (512, 512, 512),
          (1024, 1024, 1024), (2048, 64, 1024), (64, 2048, 1024)]
     timer = Timer(dev.finish, repeat=3 if args.quick else 5, warmup=1,
-                  min_time=0.02 if args.quick else 0.2)
+                  min_time=0.02 if args.quick else 0.2, model=Predictor(dev))
     host_timer = Timer(None, timer.repeat, timer.warmup, timer.min_time)
     checks = Checks("sgemm report")
     rng = np.random.default_rng(7)
@@ -80,7 +83,7 @@ def main(argv=None) -> int:
             split = auto_split(dev, VARIANTS[variant], M, N, K)
             dev.counter.reset()
             out = sgemm(A, B, variant=variant, split=split)
-            measured = dev.counter.snapshot()
+            measured = passes_only(dev.counter.snapshot())
             got = out.get()
             out.release()
             ref = a @ b
@@ -114,7 +117,9 @@ def main(argv=None) -> int:
                 "fetch_bound_gflops": fetch_bound, "pct_alu": 100.0 * gflops / alu,
                 "pct_bound": 100.0 * gflops / bound,
                 "numpy_ms": tn.ms, "numpy_gflops": 2.0 * M * N * K / tn.median / 1e9,
-                "numpy_spread": tn.spread, "gpu/numpy": tn.median / t.median})
+                "numpy_spread": tn.spread, "gpu/numpy": tn.median / t.median,
+                "predicted_gflops": (2.0 * M * N * K / (t.model["predicted ms"] * 1e6)
+                                     if (t.model or {}).get("predicted ms") else None)})
             A.release()
             B.release()
             prog.step(f"{variant} {M}x{N}x{K}")
@@ -127,11 +132,16 @@ def main(argv=None) -> int:
     plotted = None
     squares = sorted({r["M"] for r in rows if r["M"] == r["N"] == r["K"]})
     if not args.no_plots and squares:
-        series, bands, styles = {}, {}, {}
+        series, bands, styles, predicts = {}, {}, {}, {}
         for v in VARIANTS:
             rs = [r for r in rows if r["variant"] == v and r["M"] == r["N"] == r["K"]]
             series[v] = ([r["M"] for r in rs], [r["gflops"] for r in rs])
             bands[v] = ([r["gflops_min"] for r in rs], [r["gflops_max"] for r in rs])
+        for v in VARIANTS:            # after the measured curves: the legend lists them first
+            rs = [r for r in rows if r["variant"] == v and r["M"] == r["N"] == r["K"]]
+            series[f"{v} predicted"] = ([r["M"] for r in rs],
+                                        [r.get("predicted_gflops") for r in rs])
+            predicts[f"{v} predicted"] = v
         dv = meta["default_variant"]
         rs = [r for r in rows if r["variant"] == dv and r["M"] == r["N"] == r["K"]]
         series["numpy float32 (CPU, 1 thread)"] = ([r["M"] for r in rs], [r["numpy_gflops"] for r in rs])
@@ -142,10 +152,11 @@ def main(argv=None) -> int:
                   f"{(fb or 0) / texel:.3g} flop/texel)": fb}
         if plot_lines(out / "sgemm.png", series, "n (square products, M = N = K = n)",
                       "GFLOP/s (2 n^3 / median time)", "SGEMM: GFLOP/s per variant vs ceilings",
-                      bands=bands, hlines=hlines, styles=styles,
-                      note="Error bars: fastest..slowest repeat. Dashed: ceilings measured in "
-                           "this run. Points only at measured n;\nnon-square shapes are in "
-                           "the table only."):
+                      bands=bands, hlines=hlines, styles=styles, predicts=predicts,
+                      note="Error bars: fastest..slowest repeat. Dashed horizontal: ceilings "
+                           "measured in this run; dashed curves: the cost model's prediction "
+                           "of each variant (its colour).\nPoints only at measured n; "
+                           "non-square shapes are in the table only."):
             plotted = "sgemm.png"
 
     lines = ["# SGEMM: pass plan, speed and ceilings", "",
@@ -169,13 +180,20 @@ def main(argv=None) -> int:
                                     "flops_per_fragment", "flops_per_fetch", "rel_err"]), "",
               markdown_table(rows, ["variant", "M", "N", "K", "ms", "ms_min", "ms_max",
                                     "spread", "gflops", "pct_alu", "fetch_bound_gflops",
-                                    "pct_bound", "numpy_ms", "numpy_gflops", "gpu/numpy"])]
+                                    "pct_bound", "numpy_ms", "numpy_gflops", "gpu/numpy"]),
+              "", markdown_table(rows, ["variant", "M", "N", "K", "ms", *MODEL_COLUMNS,
+                                        "predicted_gflops"]
+                                 + (["model error"] if any("model error" in r for r in rows)
+                                    else []))]
     if plotted:
         lines += ["", "## Plot", "", f"![SGEMM GFLOP/s vs n]({plotted})", "",
                   "GFLOP/s of each variant at the square sizes measured (error bars: "
-                  "fastest..slowest repeat), numpy float32 on the CPU, and the ALU ceiling and "
-                  "the default variant's fetch bound of this run (dashed)."]
-    lines += ["", "## What the numbers show", "", _summary(rows, alu, texel, meta, checks)]
+                  "fastest..slowest repeat), numpy float32 on the CPU, the ALU ceiling and "
+                  "the default variant's fetch bound of this run (dashed lines), and the cost "
+                  "model's prediction of each variant (dashed, in its colour)."]
+    lines += ["", "## What the numbers show", "", _summary(rows, alu, texel, meta, checks)
+              + " " + model_summary([(f"{r['variant']} {r['M']}x{r['N']}x{r['K']}", r)
+                                     for r in rows])]
     lines += ["", checks.markdown()]
     text = "\n".join(lines)
     (Path(out) / "sgemm.md").write_text(text)

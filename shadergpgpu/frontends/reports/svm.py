@@ -8,6 +8,10 @@
 2. SMO: one binary training run per working-set rule; passes per phase (init, select,
    update) from the plan ``svm/smo`` and from the counter, iterations and seconds, with
    the step on the device (``readback_every`` = the default) and on the host (1).
+
+Every timed row (a reduction, an SMO training run) carries the cost model's prediction beside
+the measured time (predicted ms, the term the model blames, measured / predicted, ok / MISSED);
+the plot draws each prediction dashed.
 """
 from __future__ import annotations
 
@@ -18,12 +22,14 @@ import numpy as np
 from ...engine import plans
 from ...ops import reduce as R
 from ...engine.device import Device
-from .common import (Checks, Progress, device_meta, markdown_table, parser, plot_lines, time_call,
+from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, Timer, device_meta,
+                     markdown_table, model_summary, parser, passes_only, plot_lines,
                      write_outputs)
 
 
-def _reduction_rows(dev, sizes, fanins, progress):
+def _reduction_rows(dev, sizes, fanins, progress, model=None):
     rows = []
+    timer = Timer(dev.finish, repeat=3, warmup=1, model=model)
     rng = np.random.default_rng(0)
     for n in sizes:
         x = dev.array(rng.standard_normal(n).astype(np.float32))
@@ -36,16 +42,16 @@ def _reduction_rows(dev, sizes, fanins, progress):
                 measured = dev.counter.snapshot()["reduce"]["passes"]
                 plan = plans.get_plan("reduce/sum" if kind == "sum" else "reduce/argbest")
                 expected = plan.total(n=n, fanin=F)
-                sec = time_call(fn, dev.finish, repeat=3)
+                t = timer(fn)
                 rows.append({"kind": kind, "n": n, "fanin": F, "passes_plan": expected,
                              "passes_measured": measured, "match": expected == measured,
-                             "ms": sec * 1e3})
+                             "ms": t.ms, **(t.model or {})})
             progress.step(f"n={n}")
         x.release()
     return rows
 
 
-def _smo_rows(dev, n, progress):
+def _smo_rows(dev, n, progress, model=None):
     from ...algorithms.svm import SVC
     rng = np.random.default_rng(1)
     X = rng.standard_normal((n, 8))
@@ -57,16 +63,19 @@ def _smo_rows(dev, n, progress):
             dev.counter.reset()
             t0 = time.perf_counter()
             m = SVC(device=dev, working_set=ws, readback_every=rb).fit(X, y)
+            dev.finish()
             sec = time.perf_counter() - t0
-            snap = dev.counter.snapshot()
-            for r in plans.compare(plans.get_plan("svm/smo"), snap, n=n,
+            snap = dev.counter.snapshot(host=True)
+            # the model's columns of the whole run (the timed call), on each of its phase rows
+            cols = model.columns(snap, sec) if model is not None else {}
+            for r in plans.compare(plans.get_plan("svm/smo"), passes_only(snap), n=n,
                                    n_iter=int(m.n_iter_[0]), working_set=ws,
                                    fanin=R.fanin_for(dev), n_features=X.shape[1],
                                    loop_cap=dev.loop_cap, readback_every=rb,
                                    float_blend=dev.float_blending):
                 rows.append({"working_set": ws, "readback_every": rb, "n": n,
                              "n_iter": int(m.n_iter_[0]), "n_sv": int(len(m.support_)),
-                             "seconds": sec, **r})
+                             "seconds": sec, **r, **cols})
         progress.step(ws)
     return rows
 
@@ -77,19 +86,28 @@ def main(argv=None) -> int:
     sizes = [10, 1000, 100_000] if args.quick else [10, 1000, 10_000, 100_000, 1_000_000]
     fanins = [4, 16] if args.quick else [2, 4, 8, 16, 32, 64]
     n_smo = 400 if args.quick else 4000
+    model = Predictor(dev)
     with Progress(len(sizes) + 2, "svm report", enabled=not args.no_progress) as prog:
-        red = _reduction_rows(dev, sizes, fanins, prog)
-        smo = _smo_rows(dev, n_smo, prog)
+        red = _reduction_rows(dev, sizes, fanins, prog, model)
+        smo = _smo_rows(dev, n_smo, prog, model)
     meta = device_meta(dev)
     out = write_outputs(args.out, "svm", red + smo, meta)
     plotted = False
     if not args.no_plots:
-        series = {}
+        series, predicts = {}, {}
         for F in fanins:
             rr = [r for r in red if r["fanin"] == F and r["kind"] == "argmax"]
             series[f"argmax F={F}"] = ([r["n"] for r in rr], [r["ms"] for r in rr])
+        for F in fanins:
+            rr = [r for r in red if r["fanin"] == F and r["kind"] == "argmax"]
+            series[f"argmax F={F} predicted"] = ([r["n"] for r in rr],
+                                                 [r.get("predicted ms") for r in rr])
+            predicts[f"argmax F={F} predicted"] = f"argmax F={F}"
         plotted = plot_lines(out / "reduce_time.png", series, "n (values reduced)",
-                             "ms per reduction (median)", "arg-max reduction time by fan-in F")
+                             "ms per reduction (median)", "arg-max reduction time by fan-in F",
+                             predicts=predicts,
+                             note="Dashed: the cost model's prediction of the curve in the "
+                                  "same colour.")
     checks = Checks("svm report")
     for r in red:
         checks.plan(f"{r['kind']} n={r['n']} F={r['fanin']}", r["passes_plan"],
@@ -108,6 +126,9 @@ def main(argv=None) -> int:
     for (ws, rb), r in smo_runs.items():
         closing.append(f"SMO {ws} (readback_every = {rb}): {r['n_iter']} iterations, "
                        f"{r['n_sv']} support vectors, {r['seconds']:.3g} s.")
+    closing.append(model_summary(
+        [(f"{r['kind']} n={r['n']} F={r['fanin']}", r) for r in red]
+        + [(f"SMO {ws} readback_every={rb}", r) for (ws, rb), r in smo_runs.items()]))
     text = ["# Reductions and SMO: pass plan against the pass counter", "",
             f"Device: {meta['renderer']} ({meta['backend']}), date {meta['date']}"
             f"{' (--quick)' if args.quick else ''}", "", "## Symbols", "",
@@ -118,7 +139,10 @@ def main(argv=None) -> int:
             "- SMO: **working_set** = the rule picking the pair (first- or second-order); "
             "**readback_every** = iterations between host read-backs (1: the step on the "
             "host); **n_iter**, **n_sv**: iterations and support vectors; **phase**, "
-            "**expected**, **measured**: passes per phase, plan vs counter.", "",
+            "**expected**, **measured**: passes per phase, plan vs counter; **seconds**: "
+            "the whole training run, waiting for the device (its model columns are on each of "
+            "its phase rows).",
+            "- " + MODEL_SENTENCE, "",
             "## reduce (sum and arg-max over a packed vector of n values)", "",
             f"plan: {plans.get_plan('reduce/sum').formula}", "",
             markdown_table(red), "", "## svm/smo (binary, RBF)", "",
@@ -126,7 +150,8 @@ def main(argv=None) -> int:
             markdown_table(smo)]
     if plotted:
         text += ["", "## Plot", "", "![arg-max time by fan-in](reduce_time.png)", "",
-                 "Time of one arg-max reduction against n, one line per fan-in F."]
+                 "Time of one arg-max reduction against n, one line per fan-in F, and dashed "
+                 "in the same colour the cost model's prediction."]
     text += ["", "## What the numbers show", "", " ".join(closing), "", checks.markdown()]
     (out / "svm.md").write_text("\n".join(text))
     print("\n".join(text))
