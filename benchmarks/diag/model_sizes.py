@@ -56,7 +56,7 @@ def main() -> int:
                 dev.counter.reset()
                 call()
                 dev.finish()
-                snap = dev.counter.snapshot()
+                snap = dev.counter.snapshot(host=True)
             finally:
                 release()
             work = sum(M.kernel_device(raw, n, k)[0] for s in snap.values()
