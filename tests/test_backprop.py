@@ -127,13 +127,15 @@ def test_hardware_choices_are_exact(dev, monkeypatch, choice):
                 assert _rel(got[m], ref[m]) <= W_RTOL, (sizes, packed, m)
     monkeypatch.setattr(bp.adapt, "_hw", real_hw)
     fd, rc = choice["fuse_delta"], choice["recompute"]
+    # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/test_backprop_ubo.py)
+    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
     # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
     assert sum(bp.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
     # a software rasteriser keeps all three whatever HARDWARE says
     assert sum(bp.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
 
 
-def test_fused_pass_count_is_independent_of_n(dev):
+def test_fused_pass_count_is_independent_of_n(dev, monkeypatch):
     # the paper's shape (at most 3 inputs, at most 4 outputs): the hidden layer and its errors
     # are never stored (the output layer's forward pass and both gradients make them), so
     # forward 1, update 2, apply 2 = 5 passes whatever N and MH; [5, 64, 4]: the hidden errors
@@ -153,8 +155,11 @@ def test_fused_pass_count_is_independent_of_n(dev):
                     assert got == net.passes_per_step()
                 counts.add(tuple(sorted(got.items())))
                 # the plan of a hardware rasteriser (a software one gathers a hidden layer's
-                # tiles one render target per pass: [16, 20, 9] then takes 7 gathers, not 1)
-                assert sum(bp.fused_phases(sizes, n, packed).values()) == total, sizes
+                # tiles one render target per pass: [16, 20, 9] then takes 7 gathers, not 1),
+                # on the texture path (uniform blocks: tests/test_backprop_ubo.py)
+                with monkeypatch.context() as mp:
+                    mp.setitem(bp.adapt.UBO, "hardware", False)
+                    assert sum(bp.fused_phases(sizes, n, packed).values()) == total, sizes
         assert len(counts) == 1, sizes
 
 
@@ -330,7 +335,7 @@ CAPPED = [([300, 4, 250], 9, 50), ([210, 230, 3], 6, 40), ([5, 7, 3], 1200, 16),
 
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("sizes,n,cap", CAPPED)
-def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed):
+def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed, monkeypatch):
     d = capped(cap)
     X, T, W0 = _net_data(sizes, n, seed=n)
     lr = min(0.9, 4.0 / n)
@@ -347,7 +352,9 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed)
     for m in range(len(W0)):
         assert _rel(w[m], ref1[m]) <= W_RTOL, m                # float64 reference, 1e-5
         assert _rel(w[m] - W0[m], ref1[m] - W0[m]) <= DW_RTOL, m
-    # more passes than the normal path (no cap), which stays within 4K - 3 .. 6K - 2
+    # more passes than the normal path (no cap), which stays within 4K - 3 .. 6K - 2 (the
+    # texture path; the uniform-block path adds a draw per weight window past the first)
+    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
     normal = bp.fused_phases(sizes, n, packed)
     K = len(sizes) - 1
     assert sum(got.values()) > sum(normal.values())
@@ -493,7 +500,7 @@ def test_fused_schedule_wraps_at_the_profile_texture_size(profiled, packed):
         assert _rel(w[m], ref1[m]) <= W_RTOL
 
 
-def test_paper_count_under_the_7800_gtx(profiled):
+def test_paper_count_under_the_7800_gtx(profiled, monkeypatch):
     # the paper's 2-64-1, N = 1024 packed: 583 passes counted with one pass per accumulation
     # (blending); the 7800 GTX has no float32 blending, so forward (2 + 64 accumulating
     # passes), backprop (none for MO = 1) and update (2 x 255) take 3 passes each
@@ -501,6 +508,9 @@ def test_paper_count_under_the_7800_gtx(profiled):
     assert bp.paper_formula_total([2, 64, 1], 1024, True) == 583
     assert ph["forward"] == (1 + 2 * 3 + 1) + (1 + 64 * 3 + 1)
     assert ph["backprop"] == 1 and ph["update"] == 2 * (1 + 255 * 3)
+    # the fused schedule has no accumulating pass here: as a native device's texture path (the
+    # 7800 GTX has no uniform blocks)
+    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
     assert bp.fused_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx") == \
         bp.fused_phases([2, 64, 1], 1024, True)
 

@@ -54,7 +54,23 @@ backprop pass into it); and a first hidden layer over at most three inputs (the 
 networks) is not stored at all: the output layer's forward product and both gradients make its
 activations again from the inputs (one fetch per row, as reading it would cost). So a step takes
 4K - 3 to 6K - 2 passes (K >= 2; 5 for the paper's 2-64-1, 10 for 64-256-10), independent
-of N.
+of N (on uniform blocks, below: 4 for the paper's 2-64-1; 64-256-10 one more for its first
+layer's second weight window).
+
+On uniform blocks (a native device with 64 KiB windows: ``adapt.UBO``, :mod:`.ubo`), the
+operand every fragment of a draw reads alike, the weights, comes from uniform-block windows (the
+constant cache) instead of texel fetches. A network of one hidden layer over at most three
+inputs and at most four outputs (the paper's 2-64-1, 2-1024-1) takes the recompute path: one
+pass propagates forward through both layers, making each hidden activation in registers from
+the inputs and the first weights and adding it into the output (both weight matrices read from
+blocks at one address per loop step), and writes the output error; a second walks the training
+vectors per hidden unit, making its activation again and adding the gradients of both layers;
+one apply pass per layer: 4 passes, and neither the hidden activations nor their errors are
+stored (2-1024-1, N = 16,384: they would be 67 MB each way through the fragment path; recomputed,
+the flops of the hidden layer double and its bytes vanish). Other networks keep the passes
+above, their forward products reading the weights from blocks (``adapt.UBO_FORWARD``: one draw
+per 64 KiB window, so a layer of more weights takes one more pass per window). The legacy and
+mobile profiles (16 KiB windows or none) and a software rasteriser keep the texture path.
 
 Where buffer textures exist, a software rasteriser reads the weights and the inputs through
 buffer copies (refreshed after each update), which it fetches faster; a GPU reads the textures
@@ -81,7 +97,8 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 * ``kernels.py``: the kernels of both schedules, declared once (``shaders/algorithms/backprop/``).
 * ``adapt.py``: what the schedules adapt to (:func:`limits`), the choices made from it
   (:func:`tile_rows`, :func:`update_chunk`, squarish temporaries, the ``HARDWARE`` choices of a
-  hardware rasteriser: patch them on this module) and the passes of split kernels.
+  hardware rasteriser, the uniform-block path's ``UBO*`` settings: patch them on this module)
+  and the passes of split kernels.
 * ``plans.py``: :func:`paper_phases`, :func:`fused_phases`, :func:`step_flops`, the registered
   pass plans and :func:`plan_for`; ``SCHEDULES``, ``PAPER_PHASES``, ``EXTRA_PHASES``.
 * ``checks.py``: argument checks, :func:`init_weights`, :func:`net_arrays` and
@@ -89,6 +106,8 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 * ``paper.py``: the paper schedule's passes (prepares a net's step).
 * ``fused.py``: the fused schedule's passes (forward, backprop, buffer mirrors; prepares a net's
   step).
+* ``ubo.py``: the fused schedule on uniform blocks: the recompute path's passes, the windowed
+  forward products and the weights' block copies (:class:`~.ubo.BlockMirror`).
 * ``network.py``: :class:`BackpropNet` (the network on the device), :class:`Probe`,
   :func:`device_forward`.
 * ``reference.py``: the float64 numpy reference (:func:`numpy_forward`, :func:`numpy_step`,
@@ -99,7 +118,7 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 from __future__ import annotations
 
 # every submodule imported: the kernels are declared and the pass plans registered on import
-from . import adapt, checks, estimator, fused, kernels, network, paper, plans, reference
+from . import adapt, checks, estimator, fused, kernels, network, paper, plans, reference, ubo
 from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
 from .estimator import MLP, MLPClassifier
@@ -116,4 +135,4 @@ __all__ = ["BackpropNet", "EXTRA_PHASES", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_
            "checks", "device_forward", "estimator", "fused", "fused_phases", "init_weights",
            "kernels", "limits", "net_arrays", "network", "numpy_forward", "numpy_step", "paper",
            "paper_formula_total", "paper_phases", "plan_for", "plans", "reference",
-           "step_flops", "tile_rows", "update_chunk"]
+           "step_flops", "tile_rows", "ubo", "update_chunk"]

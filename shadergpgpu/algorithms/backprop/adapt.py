@@ -3,9 +3,10 @@
 :func:`limits` gathers the device's (or a profile's) limits; from them come the register tile's
 rows (:func:`tile_rows`, the products' R), the fused update's chunk (:func:`update_chunk`), the
 layout of temporaries (squarish, not thin strips), the passes a split or accumulating kernel is
-drawn in, and the choices a hardware rasteriser takes (``HARDWARE``: make the first hidden layer
-and its errors inside their consumers, read buffer mirrors). ``HARDWARE`` and ``_hw`` live here
-and are read at call time: code or tests that change them patch this module.
+drawn in, the choices a hardware rasteriser takes (``HARDWARE``: make the first hidden layer
+and its errors inside their consumers, read buffer mirrors) and the uniform-block path's
+(``UBO``, :func:`_ubo_recompute`, :func:`_ubo_rows`). ``HARDWARE``, ``_hw`` and the ``UBO*``
+settings live here and are read at call time: code or tests that change them patch this module.
 Pure shape math: nothing here makes a GL object.
 """
 from __future__ import annotations
@@ -41,25 +42,36 @@ def limits(device=None, profile=None, loop_cap=None, software=False,
            max_texture_size=None) -> SimpleNamespace:
     """What the schedules adapt to: ``loop_cap`` (None for none), ``max_outputs`` (render
     targets per pass), ``float_blending`` (accumulation by blending; without it every
-    accumulating pass becomes ping-pong passes), ``max_texture_size`` (arrays wrap past it)
-    and ``software`` (a software rasteriser, which runs a gather pass's branches masked: the
-    fused forward gathers one render target per pass there). From a device (its profile and
-    the real context), else from a profile (name, path or Profile; None: native),
-    ``loop_cap``, ``software`` and ``max_texture_size``."""
+    accumulating pass becomes ping-pong passes), ``max_texture_size`` (arrays wrap past it),
+    ``software`` (a software rasteriser, which runs a gather pass's branches masked: the
+    fused forward gathers one render target per pass there) and ``block_bytes`` (the largest
+    uniform-block window, 0 without uniform blocks; ``block_align``: window offsets are
+    multiples of it). From a device (its profile and the real
+    context), else from a profile (name, path or Profile; None: native, taken as a device with
+    windows of ``NATIVE_BLOCK_BYTES``; another profile with uniform blocks: the GLSL ES
+    minimum, 16 KiB), ``loop_cap``, ``software`` and ``max_texture_size``."""
+    from ...engine.blocks import (ES_MIN_UNIFORM_BLOCK_SIZE, has_uniform_blocks, max_block_bytes,
+                                  offset_alignment)
     if device is not None:
+        blocks = max_block_bytes(device) if has_uniform_blocks(device) else 0
         return SimpleNamespace(loop_cap=device.loop_cap, max_outputs=int(device.max_outputs),
                                float_blending=bool(device.float_blending),
                                max_texture_size=int(device.max_texture_size),
-                               software=bool(device.is_software))
+                               software=bool(device.is_software), block_bytes=int(blocks),
+                               block_align=int(offset_alignment(device)))
     from ...engine.profiles import load
-    lim = load(profile).limits
+    prof = load(profile)
+    lim = prof.limits
     caps = [int(c) for c in (loop_cap, lim.get("loop_cap")) if c is not None]
     sizes = [int(c) for c in (max_texture_size, lim.get("max_texture_size")) if c is not None]
+    blocks = (0 if prof.glsl == "110" else NATIVE_BLOCK_BYTES if prof.is_native
+              else ES_MIN_UNIFORM_BLOCK_SIZE)
     return SimpleNamespace(loop_cap=min(caps) if caps else None,
                            max_outputs=min(8, lim.get("max_draw_buffers") or 8),
                            float_blending=lim.get("float32_blend") is not False,
                            max_texture_size=min(sizes) if sizes else DEFAULT_MAX_SIZE,
-                           software=bool(software))
+                           software=bool(software), block_bytes=blocks,
+                           block_align=NATIVE_BLOCK_ALIGN)
 
 
 def _gather_passes(lim, R: int, n_out: int, out_layout, last: bool = False) -> int:
@@ -182,3 +194,134 @@ def _squarish_layout(max_size: int, rows: int, cols: int, packed: bool = True) -
         return lay
     side = min(max_size, max(64, 1 << math.ceil(math.log2(math.sqrt(n)))))
     return Layout(int(rows), int(cols), packed, "row", side)
+
+
+# ---- the uniform-block path (weights read at one address per draw) ----------------------------
+#: GL_MAX_UNIFORM_BLOCK_SIZE taken for a native profile without a device (the plans): what the
+#: NVIDIA driver and Mesa report (the GL 3.3 minimum is 16 KiB).
+NATIVE_BLOCK_BYTES = 65536
+#: ... and its GL_UNIFORM_BUFFER_OFFSET_ALIGNMENT (bytes; NVIDIA's, Mesa's llvmpipe has 16).
+NATIVE_BLOCK_ALIGN = 256
+#: The window every uniform-block input of the backprop kernels is declared with (bytes): one
+#: compiled program serves every layer width (sizes are uniforms), so a device takes the path
+#: only where its uniform blocks are at least this big (not under the legacy and mobile
+#: profiles, whose windows are 16 KiB or none).
+UBO_BLOCK_BYTES = 65536
+#: Where the uniform-block path is taken: by a hardware rasteriser, by a software one. On an
+#: H200 (2026-11-26, steps of one lease): 2-1024-1 N = 16,384 0.83-0.84 ms (texture path
+#: 1.55), 2-256-1 N = 4,096 0.196 (0.292), 2-64-1 N = 1,024 0.126 (0.150); on llvmpipe the
+#: recompute path was slower at 2-64-1 N = 1,024 (2.03 ms vs 1.69), so a software rasteriser
+#: keeps the texture path.
+UBO = {"hardware": True, "software": False}
+#: Whether, where UBO allows, the forward products of networks off the recompute path read
+#: their weights from uniform-block windows (:func:`_ubo_forward`). On the H200 at 64-256-10
+#: N = 4,096 it takes the products' GPU time from 0.299 to 0.267 ms, but the step's from
+#: 1.095-1.112 ms to 1.121-1.153 (the second window's draw goes through a swept pass, and the
+#: blocks are refreshed after each update): False keeps those products on textures.
+UBO_FORWARD = True
+#: The recompute path's gradient pass: training-vector texels one fragment walks, chosen so
+#: that about UBO_FRAGMENTS fragments share the work (within UBO_CHUNK), taken every
+#: (chunks)-th texel (UBO_STRIDED: neighbouring fragments read neighbouring texels) or in one
+#: run; and the lanes of each vec4 sigmoid whose reciprocal is taken by Newton's iteration
+#: instead of the special-function unit (``shaders/algorithms/backprop/sigmoid2.glsl``), per
+#: pass (forward, gradient). Measured on an H200 (2-1024-1, N = 16,384, 2026-11-26): strided
+#: chunks of 64, 128, 256 texels 0.869, 0.831, 0.854 ms a step (runs: 1.257, 1.096, 1.124; the
+#: gradient pass 0.415 ms strided, 0.680 in runs); a Newton lane in the forward pass 0.289 ms
+#: instead of 0.302 for that pass; in the gradient pass none helps (0.843 ms a step with one
+#: lane in each pass, 0.844 with none).
+UBO_CHUNK = (32, 128)
+UBO_FRAGMENTS = 32768
+UBO_STRIDED = True
+UBO_NEWTON = {"forward": 1, "gradient": 0}
+
+
+def _ubo(lim) -> bool:
+    """Whether the uniform-block path may be taken under limits ``lim``."""
+    return (getattr(lim, "block_bytes", 0) >= UBO_BLOCK_BYTES
+            and UBO["software" if lim.software else "hardware"])
+
+
+def _ubo_chunk(L, grid_w: int, loop_cap) -> int | None:
+    """Training-vector texels per fragment of the recompute path's gradient pass (None where
+    its loop, or the apply pass's loop over the chunks, cannot fit the loop cap)."""
+    lo, hi = UBO_CHUNK
+    rows = int(L[1]) + 1
+    chunk = max(lo, min(hi, -(-int(grid_w) * rows // UBO_FRAGMENTS)))
+    chunk = max(1, min(chunk, int(grid_w)))
+    if loop_cap is not None:
+        chunk = max(chunk, -(-int(grid_w) // int(loop_cap)))
+        if chunk > loop_cap:
+            return None
+    return chunk
+
+
+def _ubo_recompute(L, lim, N=None, packed=True) -> bool:
+    """Whether the fused schedule runs as the recompute path on uniform blocks: one hidden
+    layer over at most three inputs, at most four outputs; one pass propagates forward through
+    both layers (the hidden activations made and consumed in registers, the weights read from
+    uniform blocks) and writes the output error, a second walks the training vectors per hidden
+    unit, making its activation again and adding the gradients of both layers, then one apply
+    pass per layer: 4 passes, and the hidden layer never stored (N training vectors, for the
+    loop cap)."""
+    if len(L) != 3 or L[0] + 1 > 4 or L[2] > 4 or not _ubo(lim):
+        return False
+    vec4s = UBO_BLOCK_BYTES // 16
+    nq = -(-(int(L[1]) + 1) // 4)
+    if L[1] > vec4s or L[2] * nq > vec4s:
+        return False
+    if lim.loop_cap is not None and nq > lim.loop_cap:
+        return False
+    return N is None or _ubo_chunk(L, _grid_w(N, packed), lim.loop_cap) is not None
+
+
+def _ubo_forward(lim, n_in: int, n_out: int, N: int | None = None, packed: bool = True):
+    """(R, windows, hw) of a forward layer whose tiled product reads its weights from
+    uniform-block windows, or None where the layer keeps the texture path (the direct kernel,
+    no uniform blocks, a K loop over the cap, a window too small for one tile's K range, the
+    targets of N training vectors too large for a texture).
+
+    The column-packed weights are copied in texture order (neuron j's K-quads from vec4
+    j Q on); a window holds R hw neurons whose start is a multiple of the offset alignment,
+    as few windows as hold all ``n_out`` neurons, one draw each."""
+    if not (UBO_FORWARD and _ubo(lim)):
+        return None
+    R = _fwd_rows(lim, n_in, n_out)
+    Q = _quads(n_in)
+    if R == 1 or (lim.loop_cap is not None and Q > lim.loop_cap):
+        return None
+    align = max(1, int(getattr(lim, "block_align", NATIVE_BLOCK_ALIGN)) // 16)
+    step = math.lcm(R, align // math.gcd(Q, align))       # neurons: whole tiles, aligned starts
+    vec4s = UBO_BLOCK_BYTES // 16
+    if step * Q > vec4s:
+        return None
+    windows = -(-int(n_out) * Q // vec4s)
+    while True:
+        per = -(-(-(-int(n_out) // windows)) // step) * step
+        if per * Q <= vec4s:
+            break
+        windows += 1
+    nw = -(-int(n_out) // per)
+    if N is not None and _ubo_targets(nw * (per // R), N, packed, lim.max_texture_size) is None:
+        return None
+    return R, nw, per // R
+
+
+#: Texels a side of the 2-D run each target row takes in the uniform-block forward product:
+#: a row of the product (one tile of neurons, all training vectors) is laid out as rows of
+#: UBO_SIDE texels, one under the other, so a block of fragments lies within one tile and
+#: reads one address.
+UBO_SIDE = 32
+
+
+def _ubo_targets(rows: int, cols: int, packed: bool, max_size: int):
+    """(Layout, rpt) of the uniform-block forward product's targets for ``rows`` tile rows of
+    ``cols`` training vectors: row r's texel c at grid texel (r rpt + c / side, c % side),
+    ``side`` = UBO_SIDE (or wider, for the texture to fit ``max_size``); None if it cannot."""
+    grid_w = -(-int(cols) // 4) if packed else int(cols)
+    side = min(UBO_SIDE, 1 << (grid_w - 1).bit_length())
+    while -(-grid_w // side) * int(rows) > max_size:
+        side *= 2
+        if side > max_size:
+            return None
+    rpt = -(-grid_w // side)
+    return Layout(int(rows) * rpt, side * (4 if packed else 1), packed, "row", max_size), rpt

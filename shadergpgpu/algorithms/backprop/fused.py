@@ -8,8 +8,10 @@ The forward passes also serve the paper-schedule net's probe and :func:`device_f
 from __future__ import annotations
 
 from ...engine.errors import LoopBudgetError
+from . import ubo
 from .adapt import (_bp_rows, _buffers, _fused_delta, _fwd_rows, _gather_passes, _recompute,
-                    _squarish, limits, tile_rows, update_chunk)
+                    _squarish, _ubo_forward, _ubo_recompute, limits, tile_rows,
+                    update_chunk)
 from .kernels import (ACT, ACT_OUT, BACKPROP, BP_TILE, FWD, FWD_DIRECT, FWD_OUT, FWD_SUM,
                       FWD_TILE, PART_FUSED, PART_TILE, TACT, TAPPLY, TDELTA)
 
@@ -136,9 +138,13 @@ def _backprop_passes(dev, packed, W, DUP, A, out, keep=None, Wop=None) -> list:
 
 def build(net) -> None:
     """The fused schedule's passes for ``net`` (a :class:`BackpropNet`): a list of (phase,
-    [(pass, uniform name or None, values)]) per parity in ``net._steps``."""
+    [(pass, uniform name or None, values)]) per parity in ``net._steps``; the recompute path on
+    uniform blocks (:mod:`.ubo`) where :func:`~.adapt._ubo_recompute` takes it."""
     dev, L, K, A, D, p = net.dev, net.sizes, net.K, net.A, net.D, net.packed
     lim = limits(device=dev)
+    if _ubo_recompute(L, lim, net.N, p):
+        ubo.build(net)
+        return
     chunk = update_chunk(net.grid_w, dev.loop_cap)
     nchunk = -(-net.grid_w // chunk)
     net.P = []
@@ -159,18 +165,31 @@ def build(net) -> None:
         from ...engine.layout import BufferLayout
         A0 = BufferArray.from_host(dev, BufferLayout(*A[0].shape), A[0].get())
         net._arrays.append(A0)
+    # forward layers whose tiled product reads its weights from uniform blocks, and their
+    # block copies per parity (refreshed after each update)
+    rc = _recompute(L, lim)
+    plans = [None if rc and m <= 1 else _ubo_forward(lim, L[m] + 1, L[m + 1], net.N, p)
+             for m in range(K)]
+    net._refresh = [[ubo.forward_mirror(dev, ws[m], plans[m], L[m] + 1)
+                     for m in range(K) if plans[m]] for ws in net.W]
+    for ms in net._refresh:
+        net._arrays += ms
     net._steps = []
     for par in (0, 1):
         W, Wn = net.W[par], net.W[1 - par]
         Wop = [w if mi is None else mi.buf for w, mi in zip(W, net._mirrors[par])]
+        blocks = iter(net._refresh[par])
         fwd = []
-        rc = _recompute(L, lim)
         for m in range(1 if rc else 0, K):
             last = m == K - 1
             below = (A0, Wop[0]) if rc and m == 1 else None
-            ps = _forward_passes(dev, p, Wop[m], A0 if m == 0 else A[m], A[m + 1],
-                                 T=net.T if last else None, D=D[m + 1] if last else None,
-                                 keep=net._arrays, below=below)
+            out = dict(T=net.T if last else None, D=D[m + 1] if last else None,
+                       keep=net._arrays)
+            if plans[m]:
+                ps = ubo.forward_passes(dev, p, next(blocks), plans[m], A[m], A[m + 1], **out)
+            else:
+                ps = _forward_passes(dev, p, Wop[m], A0 if m == 0 else A[m], A[m + 1],
+                                     below=below, **out)
             fwd += [(q, None, None) for q in ps]
         fuse = _fused_delta(L, lim)
         bwd = [(q, None, None) for m in range(K - 1, 1 if fuse else 0, -1)

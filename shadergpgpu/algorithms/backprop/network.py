@@ -117,10 +117,16 @@ class BackpropNet:
                             for v in values:
                                 p.run(**{name: v})
             self.parity ^= 1
-            for mi in getattr(self, "_mirrors", [[], []])[self.parity]:
-                if mi is not None:
-                    mi.refresh()
+            self._refresh_copies()
             self.steps_done += 1
+
+    def _refresh_copies(self) -> None:
+        """Bring the current weights' copies (buffer mirrors, uniform blocks) up to date."""
+        for mi in getattr(self, "_mirrors", [[], []])[self.parity]:
+            if mi is not None:
+                mi.refresh()
+        for mi in getattr(self, "_refresh", [[], []])[self.parity]:
+            mi.refresh()
 
     def loss(self) -> float:
         """1/2 sum (y - t)^2 of the last forward pass (the step just issued), from the device."""
@@ -139,9 +145,7 @@ class BackpropNet:
         weights = _check_weights(weights, "weights", sizes=self.sizes)
         for a, w in zip(self.W[self.parity], weights):
             a.set(w)
-        for mi in getattr(self, "_mirrors", [[], []])[self.parity]:
-            if mi is not None:
-                mi.refresh()
+        self._refresh_copies()
 
     def outputs(self) -> np.ndarray:
         """Network outputs (N, MO) of the last forward pass."""

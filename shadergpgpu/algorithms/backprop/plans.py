@@ -10,8 +10,8 @@ from __future__ import annotations
 from ...engine.layout import Layout
 from ...engine.plans import PassPlan, register_plan
 from .adapt import (_bp_rows, _fused_delta, _fwd_rows, _gather_passes, _acc, _grid_w, _quads,
-                    _recompute, _split_passes, _squarish_layout, limits, tile_rows,
-                    update_chunk)
+                    _recompute, _split_passes, _squarish_layout, _ubo_forward, _ubo_recompute, limits,
+                    tile_rows, update_chunk)
 from .kernels import BACKPROP, BP_TILE, FWD_TILE, TAPPLY
 
 SCHEDULES = ("paper", "fused")
@@ -52,6 +52,11 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
                  max_texture_size=None) -> dict:
     """Expected passes per phase label for one learning step of the fused schedule.
 
+    On uniform blocks (``limits(...).block_bytes`` at least ``adapt.UBO_BLOCK_BYTES``, where
+    ``adapt.UBO`` takes them): forward 1, update 1, apply 2 on the recompute path
+    (:func:`~.adapt._ubo_recompute`); elsewhere a forward product reading its weights from
+    blocks is one draw per window (:func:`~.adapt._ubo_forward`) and its gather.
+
     Per weight layer: forward 1 pass (a thin layer: the direct kernel computes and applies f)
     or 2 (the register-tiled product into R render targets, then a pass gathering them and
     applying f); backprop 1 (direct) or 2 (tiled product, then the pass multiplying by
@@ -63,6 +68,9 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
     lim = limits(device, profile, loop_cap, software, max_texture_size)
+    if _ubo_recompute(L, lim, N, packed):
+        # the recompute path on uniform blocks: forward 1, gradients of both layers 1, apply 2
+        return {"forward": 1, "update": 1, "apply": 2}
     cap = lim.loop_cap
     gw = _grid_w(N, packed)
     nchunk = -(-gw // update_chunk(gw, cap))
@@ -70,8 +78,11 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     rc = _recompute(L, lim)
     for m in range(K):
         R = _fwd_rows(lim, L[m] + 1, L[m + 1])
+        u = None if rc and m <= 1 else _ubo_forward(lim, L[m] + 1, L[m + 1], N, packed)
         if rc and m == 0:
             pass                             # the first hidden layer is never stored
+        elif u:
+            fwd += u[1] + 1                  # one product draw per weight window, the gather
         elif R == 1 and (cap is None or _quads(L[m] + 1) <= cap):
             fwd += 1
         else:
@@ -124,14 +135,19 @@ PLAN_PAPER_PACKED = register_plan(PassPlan(
           "output-error 1 and apply 2 (not counted by the paper)",
     params=("sizes", "N", "loop_cap", "profile", "software", "max_texture_size")))
 PLAN_FUSED = register_plan(PassPlan(
-    name="backprop/fused", formula="4K - 3 to 6K - 2 (5 to 10 for three layers)",
+    name="backprop/fused", formula="4K - 3 to 6K - 2 (5 to 10 for three layers; 4 on uniform blocks "
+            "for one hidden layer over <= 3 inputs)",
     phases=lambda **kw: fused_phases(**kw),
     notes="per weight layer: forward 1 (direct) or 2 (register-tiled product + gather/f), "
           "backprop 1 or 2 (tiled product + a(1-a)), update 1 (tiled partial sums), apply 1; "
           "no backprop pass into the first hidden layer under an upper layer of <= 4 neurons, "
           "no forward pass for a first hidden layer over <= 3 inputs (both made inside the "
           "consumers); independent of N while every loop fits the loop cap (loop_cap=, "
-          "profile=: split loops add passes, ping-pong accumulation without float blending)",
+          "profile=: split loops add passes, ping-pong accumulation without float blending); "
+          "on uniform blocks of 64 KiB (a native hardware rasteriser): 4 passes for one hidden "
+          "layer over <= 3 inputs and <= 4 outputs (forward through both layers, the gradients "
+          "of both, 2 apply; nothing stored per hidden unit), else one more forward pass per "
+          "weight window past the first",
     params=("sizes", "N", "packed", "loop_cap", "profile", "software", "max_texture_size")))
 
 

@@ -14,6 +14,12 @@
 // RECOMPUTE 1: the rows of A (a hidden layer over at most three inputs) are not stored but
 //   made from the layer below, X (<= 4 rows, threshold included), and its column-packed weights
 //   WL: A[0] = 1, A[i] = f(WL[.][i-1] . X), a fetch of WL per row instead of one of A.
+// WUBO 1 (ACTIVATE 0, the whole K range): W comes from the uniform block WB instead of a
+//   texture, the column-packed texels of a window of R hw neurons in texture order (the
+//   window bound for this draw). The targets hold the windows' tile rows one after another,
+//   hw each, tile row r's texel c at grid texel (r rpt + c / S, c % S) (S = OUT0_GRID_W), so
+//   a block of fragments lies in one tile row r, in window w = r / hw, and its target t holds
+//   the window's neuron t hw + (r - w hw): every fragment of the block reads one address.
 #include "common.glsl"
 #include "ops/product/tile.glsl"
 #if RECOMPUTE
@@ -27,14 +33,18 @@ vec4 fwd_a(int i, int c) {
 #define B_ROWS A_ROWS
 vec4 fwd_a(int i, int c) { return A_texel(min(i, A_ROWS - 1), c); }
 #endif
-#if ACTIVATE
+#if ACTIVATE || WUBO
 #define Q_BEGIN 0
 #define Q_END ((B_ROWS + 3) / 4)
 #else
 #define Q_BEGIN q_begin
 #define Q_END q_end
 #endif
+#if WUBO
+vec4 fwd_w(int j, int q) { return WB_vec4(j * Q_END + q); }       // j: neuron in the window
+#else
 vec4 fwd_w(int j, int q) { return W_texel(min(j, W_GRID_H - 1), q); }
+#endif
 void main() {
     vec4 c0 = vec4(0.0), c1 = vec4(0.0), c2 = vec4(0.0), c3 = vec4(0.0);
     vec4 c4 = vec4(0.0), c5 = vec4(0.0), c6 = vec4(0.0), c7 = vec4(0.0);
@@ -45,9 +55,17 @@ void main() {
     bool live = g.x > 0;
 #else
     ivec2 g = OUT0_grid();
+#if WUBO
+    int row = g.x / rpt;                  // the tile row, and the texel column of A:
+    g.y += (g.x - row * rpt) * OUT0_GRID_W;
+    int h = hw;                           // tile rows per target and window
+    int r = row - row / hw * hw;
+    bool live = OUT0_inside() && g.y < A_GRID_W;
+#else
     int r = g.x;
     int h = OUT0_ROWS;                    // rows of neurons per target
     bool live = OUT0_inside();
+#endif
 #endif
     if (live) {
 #if RECOMPUTE
