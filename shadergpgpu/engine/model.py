@@ -282,6 +282,16 @@ def predict(snapshot: dict, speeds: Speeds) -> dict:
     if speeds.detailed:
         for label, s in snapshot.items():
             out[label] = _predict_detailed(s, speeds)
+        # an algorithm's host work per pass of its call (calibrated beside the per-call part)
+        passes = sum(s.get("passes", 0) for s in snapshot.values())
+        for label, s in snapshot.items():
+            extra = sum(n * passes * speeds.host_cost(kind + "/pass")
+                        for kind, n in (s.get("events") or {}).items()
+                        if kind.startswith("api:"))
+            if extra:
+                q = out[label]
+                q["api_s"] += extra
+                q["predicted_s"] += extra
         if speeds.overlap != "sum" and out:
             # on a GPU host and device overlap over the whole run, not phase by phase: the
             # larger side, plus what the host issued before the driver handed the device its

@@ -28,10 +28,11 @@ from ...engine import calibration as C
 from ...engine import model as M
 
 
-#: A kernel whose timed passes average less than this (seconds) keeps efficiency 1: a timer
-#: query around a short draw serializes it with its neighbours (the device overlaps short
-#: independent draws when nothing brackets them), so its time says more about the query.
-MIN_TIMED_PASS_S = 20e-6
+#: A kernel whose timed passes average less than this (seconds) keeps efficiency 1 (unless
+#: it dominates a calibration call, see _dominant_sample): a timer query around a short draw
+#: serializes it with its neighbours (the device overlaps short independent draws when nothing
+#: brackets them), so its time says more about the query.
+MIN_TIMED_PASS_S = 200e-6
 
 
 def calibration_cases(software: bool) -> list:
@@ -117,8 +118,13 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
                 if progress:
                     progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
                 continue
+            top = None if dev.is_software else _dominant_sample(dev, case, speeds)
+            if top is not None:
+                seen.setdefault(top[0], []).append(list(top[1:]))
             for label, s in snap.items():
                 for name, k in (s.get("kernels") or {}).items():
+                    if top is not None and name == top[0]:
+                        continue
                     work = _work_time(speeds, name, k)
                     n = k.get("passes", 0)
                     raw = k.get("gpu_ms", 0.0) * 1e-3
@@ -137,6 +143,55 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
         tdev.release()
     eff = {name: _by_size(v) for name, v in seen.items()}
     return eff, seen
+
+
+def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
+    """(kernel, fragments per pass, efficiency) of the kernel doing at least ``share`` of a
+    call's work (efficiency 1), from the device time of whole calls (one timer query around
+    each, the fastest of 3 after a warm-up: no per-draw query serializes its draws): what the
+    other kernels and the per-pass terms do not take; None without such a kernel."""
+    from .model_cases import warm
+    call, release = case.build(dev)
+    try:
+        warm(call, dev)
+        best = float("inf")
+        for _ in range(3):
+            dev.finish()
+            q = dev.ctx.query(time=True)
+            with q:
+                call()
+            dev.finish()
+            best = min(best, q.elapsed * 1e-9)
+        dev.counter.reset()
+        call()
+        dev.finish()
+        snap = dev.counter.snapshot(host=True)
+    finally:
+        release()
+    works, others = {}, 0.0
+    for s in snap.values():
+        for name, k in (s.get("kernels") or {}).items():
+            works[name] = works.get(name, 0.0) + _work_time(speeds, name, k)
+    total = sum(works.values())
+    if not total:
+        return None
+    name = max(works, key=works.get)
+    if works[name] < share * total:
+        return None
+    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}})
+    kernel_frags = drawn = 0
+    for s in snap.values():
+        rest = dict(s, kernels={n: k for n, k in (s.get("kernels") or {}).items()
+                                if n != name}, events={}, paths={})
+        others += M.predict({"x": rest}, sp)["x"]["device_s"]
+        k = (s.get("kernels") or {}).get(name)
+        if k:
+            kernel_frags += sum(f * m for f, m, *_ in k.get("draws", ()))
+            drawn += sum(m for _, m, *_ in k.get("draws", ()))
+    left = best - others
+    if left <= 0:
+        return None
+    return name, kernel_frags / max(drawn, 1), left / works[name]
 
 
 def _by_size(samples: list) -> list:
@@ -174,8 +229,9 @@ def call_cost_us(dev, n: int = 200) -> float:
 
 
 def call_costs(dev, speeds: M.Speeds, cases=None, progress=None) -> tuple[dict, dict]:
-    """{"api:<algorithm>": us} per call, the median over an algorithm's calibration cases
-    (never below 0): for a call that does not wait for the device, its issue time (until it
+    """{"api:<algorithm>": us per call, "api:<algorithm>/pass": us per pass of the call},
+    fitted over an algorithm's calibration cases (never below 0) to each call's host time
+    beyond the rest of the model: for a call that does not wait for the device, its issue time (until it
     returns, the fastest of its repeats after a warm-up) less the engine paths' host time;
     for one that does (a readback inside) or on a software renderer, the part of its wall
     time that the rest of the model (``speeds``, with the kernels' efficiencies) leaves
@@ -196,6 +252,7 @@ def call_costs(dev, speeds: M.Speeds, cases=None, progress=None) -> tuple[dict, 
         if len(calls) != 1:
             continue
         (kind, n), = calls.items()
+        passes = sum(q.get("passes", 0) for q in snap.values())
         pred = M.predict(snap, speeds)
         syncs = sum((s.get("events") or {}).get("readback", 0) for s in snap.values())
         if syncs or speeds.overlap == "sum":
@@ -205,10 +262,34 @@ def call_costs(dev, speeds: M.Speeds, cases=None, progress=None) -> tuple[dict, 
         else:
             # nothing waits: the host's time to issue the call, less the engine's paths
             rest = issue - sum(q.get("host_s", 0.0) for q in pred.values())
-        seen.setdefault(kind, []).append(rest / n * 1e6)
+        seen.setdefault(kind, []).append([passes / n, rest / n * 1e6])
         if progress:
             progress(f"{case.algo} {case.label}: call {rest / n * 1e6:.4g} us")
-    return {k: max(float(statistics.median(v)), 0.0) for k, v in seen.items()}, seen
+    out = {}
+    for kind, pts in seen.items():
+        c0, c1 = _call_fit(pts)
+        out[kind] = c0
+        if c1:
+            out[kind + "/pass"] = c1
+    return out, seen
+
+
+def _call_fit(pts: list) -> tuple[float, float]:
+    """(us per call, us per pass of the call) from [[passes, us], ...]: least squares, both
+    never below 0 (one point or one size of call: the median per call only)."""
+    ps = [p for p, _ in pts]
+    us = [u for _, u in pts]
+    if len(pts) < 2 or max(ps) <= min(ps) * 1.5:
+        return max(float(statistics.median(us)), 0.0), 0.0
+    n = len(pts)
+    mp, mu = sum(ps) / n, sum(us) / n
+    c1 = sum((p - mp) * (u - mu) for p, u in pts) / sum((p - mp) ** 2 for p in ps)
+    c0 = mu - c1 * mp
+    if c1 < 0:
+        return max(float(statistics.median(us)), 0.0), 0.0
+    if c0 < 0:
+        return 0.0, max(sum(p * u for p, u in pts) / sum(p * p for p in ps), 0.0)
+    return c0, c1
 
 
 def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
@@ -232,7 +313,8 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
     speeds = M.Speeds.from_dict(sp, prof["description"])
     api, api_seen = call_costs(dev, speeds, cases, progress=progress)
     host.update(api)
-    prof["call_samples_us"] = {k: [round(x, 2) for x in v] for k, v in api_seen.items()}
+    prof["call_samples_us"] = {k: [[round(p, 1), round(x, 2)] for p, x in v]
+                                for k, v in api_seen.items()}
     prof["efficiency_samples"] = {k: [[round(f, 1), round(x, 4)] for f, x in v]
                                   for k, v in seen.items()}
     prof["calibration_cases"] = [f"{c.algo} {c.label}" for c in cases]
