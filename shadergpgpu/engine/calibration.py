@@ -157,6 +157,9 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
         def alloc():
             dev.empty((1, 4)).release()
 
+        from .blocks import BlockArray, BlockLayout
+        blk = BlockArray(dev, BlockLayout(1), reserve=16)       # a texture into a buffer
+        made.append(blk)
         probes = {
             "alu": timed(lambda: dev.run(alu, out, uniforms={"n_iter": iters})),
             "alu_small": timed(lambda: dev.run(alu, small, uniforms={"n_iter": small_iters})),
@@ -185,6 +188,8 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
             "upload": lambda: _issue_and_wall(dev, lambda: a.set(tiny_host), n_tiny // 4),
             "readback": lambda: _issue_and_wall(dev, b.get, n_tiny // 4),
             "finish": lambda: _finish_latency(dev, pa.run, n_tiny // 10),
+            "copy": lambda: _issue_and_wall(dev, lambda: (pa.run(), blk.write_from_texture(b)),
+                                            n_tiny // 4),
         }
         if getattr(dev, "buffer_textures", True):
             buf = BufferArray.from_host(dev, BufferLayout(512, 4 * 512), np.ones((512, 2048)))
@@ -244,6 +249,9 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
                    "draw": draw_us, "run": max(issue["run"] * 1e6 - draw_us, 0.0),
                    "alloc": issue["alloc"] * 1e6, "texture": texture_us,
                    "upload": issue["upload"] * 1e6, "readback": wall["readback"] * 1e6,
+                   # a pass writing a texture, then the texture copied into a buffer on the
+                   # device, beyond the pass
+                   "buffer_copy": max(wall["copy"] - wall["prepared"], 0.0) * 1e6,
                    # waiting for the device after a short pass, beyond issuing it
                    "finish": max(wall["finish"] - issue["finish"], 0.0) * 1e6,
                    # a pass reading what the previous one wrote, beyond an independent one

@@ -37,7 +37,7 @@ SPEED_KEYS = ("pass_overhead_us", "pass_gpu_us", "alu_gflops", "texel_rate_gtexe
 
 #: host paths priced per pass (the counter's ``paths``) and host events priced per event
 PASS_PATHS = ("draw", "prepared", "repeat")
-EVENTS = ("run", "call", "alloc", "texture", "upload", "readback", "finish")
+EVENTS = ("run", "call", "alloc", "texture", "upload", "readback", "finish", "buffer_copy")
 
 
 @dataclass
@@ -68,6 +68,9 @@ class Speeds:
     efficiency: dict = field(default_factory=dict)
     #: the device time an accumulating pass adds per thousand fragments (us; see pass_floor)
     pass_gpu_us_per_kfragment: float = 0.0
+    #: per kernel name: [[fragments per pass, measured / modelled per-pass floor], ...] for
+    #: kernels whose passes the floor prices (accumulating passes one after another)
+    floor_factor: dict = field(default_factory=dict)
     #: a software renderer's rasterizer threads (0 on a GPU): each takes whole 64 x 64
     #: tiles, so a pass covering fewer tiles than threads leaves threads idle
     threads: int = 0
@@ -97,6 +100,8 @@ class Speeds:
                    efficiency={str(k): _samples(v)
                                for k, v in (d.get("efficiency") or {}).items()},
                    threads=int(d.get("threads") or 0),
+                   floor_factor={str(k): _samples(v)
+                                 for k, v in (d.get("floor_factor") or {}).items()},
                    pass_gpu_us_per_kfragment=float(d.get("pass_gpu_us_per_kfragment")
                                                    or 0.0))
 
@@ -138,11 +143,11 @@ class Speeds:
         sat = self.saturation_fragments
         return max(1.0, sat / fragments) if sat else 1.0
 
-    def efficiency_at(self, name: str, fragments: float) -> float:
-        """Kernel ``name``'s calibrated efficiency for passes of ``fragments`` fragments:
-        interpolated in log(fragments) between the calibrated sizes, the nearest one outside
-        them; 1 for a kernel not calibrated."""
-        pts = self.efficiency.get(name)
+    def efficiency_at(self, name: str, fragments: float, table: dict | None = None) -> float:
+        """Kernel ``name``'s calibrated efficiency (or, ``table=self.floor_factor``, floor
+        factor) for passes of ``fragments`` fragments: interpolated in log(fragments) between
+        the calibrated sizes, the nearest one outside them; 1 for a kernel not calibrated."""
+        pts = (self.efficiency if table is None else table).get(name)
         if not pts:
             return 1.0
         if len(pts) == 1 or fragments <= pts[0][0]:
@@ -202,8 +207,10 @@ def kernel_device(speeds: Speeds, name: str, k: dict) -> tuple[float, dict]:
         work += speeds.bound(t) * occ
         floor += n * (rep * speeds.pass_floor(frags) + (1.0 - rep) * speeds.pass_floor(0))
     drawn = sum(n for _, n, *_ in draws)
-    eff = speeds.efficiency_at(name, sum(f * n for f, n, *_ in draws) / drawn if drawn else 0)
+    per = sum(f * n for f, n, *_ in draws) / drawn if drawn else 0
+    eff = speeds.efficiency_at(name, per)
     floor += max(passes - drawn, 0) * speeds.pass_floor(0)   # passes of no declared work
+    floor *= speeds.efficiency_at(name, per, speeds.floor_factor)
     return max(work * eff, floor), {key: v * eff for key, v in terms.items()} | \
         {"floor": floor}
 
@@ -223,7 +230,7 @@ def _predict_detailed(s: dict, speeds: Speeds) -> dict:
             c += evb.get(kind, 0) / (speeds.upload_gbs * 1e9)
         elif kind == "readback" and speeds.readback_gbs:
             c += evb.get(kind, 0) / (speeds.readback_gbs * 1e9)
-        if kind in ("upload", "readback", "finish"):   # the host waits: serial
+        if kind in ("upload", "readback", "finish", "buffer_copy"):   # waits: serial
             xfer += c
         else:
             host_parts[kind] = host_parts.get(kind, 0.0) + c

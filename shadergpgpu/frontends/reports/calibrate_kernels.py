@@ -61,7 +61,7 @@ def calibration_cases(software: bool) -> list:
             backprop_case((2, 512, 1), 4096, "fused"),
             backprop_case((2, 2048, 1), 32768, "fused"),
             backprop_case((32, 128, 10), 2048, "fused"),
-            sgemm_case(512), sgemm_case(2048), sgemm_case(6144),
+            sgemm_case(2048), sgemm_case(6144),
             blur_case((1024, 1024), 6.0), blur_case((4096, 4096), 12.0),
             blur_case((1024, 1024), 2.0, "exact"), blur_case((4096, 4096), 4.0, "exact"),
             svm_case(2048, 32, 100), svm_case(8192, 16, 50),
@@ -101,14 +101,16 @@ def _timed_floor(tdev) -> float:
 
 
 def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dict:
-    """{kernel name: [[fragments per pass, efficiency], ...]} measured on the calibration
-    cases (see the module docstring; the model interpolates between sizes), and the raw
-    samples for the record."""
+    """({kernel name: [[fragments per pass, efficiency], ...]}, the raw samples, {kernel name:
+    [[fragments per pass, floor factor], ...]}) measured on the calibration cases (see the
+    module docstring; the model interpolates between sizes)."""
     from ...engine.device import Device
     from .model_cases import count_warm
     cases = calibration_cases(dev.is_software) if cases is None else cases
     tdev = Device(timing=True)
     seen: dict[str, list] = {}
+    dominant: dict[str, list] = {}
+    floor_seen: dict[str, list] = {}
     try:
         floor = _timed_floor(tdev)
         for case in cases:
@@ -120,7 +122,8 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
                 continue
             top = None if dev.is_software else _dominant_sample(dev, case, speeds)
             if top is not None:
-                seen.setdefault(top[0], []).append(list(top[1:]))
+                (dominant if top[1] == "work" else floor_seen).setdefault(
+                    top[0], []).append(list(top[2:]))
             for label, s in snap.items():
                 for name, k in (s.get("kernels") or {}).items():
                     if top is not None and name == top[0]:
@@ -141,15 +144,20 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
                 progress(f"{case.algo} {case.label}")
     finally:
         tdev.release()
+    # a kernel measured as the bulk of whole calls keeps those samples only (a per-draw
+    # timer query serializes short draws)
+    seen.update(dominant)
     eff = {name: _by_size(v) for name, v in seen.items()}
-    return eff, seen
+    return eff, seen, {name: _by_size(v) for name, v in floor_seen.items()}
 
 
 def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
-    """(kernel, fragments per pass, efficiency) of the kernel doing at least ``share`` of a
-    call's work (efficiency 1), from the device time of whole calls (one timer query around
-    each, the fastest of 3 after a warm-up: no per-draw query serializes its draws): what the
-    other kernels and the per-pass terms do not take; None without such a kernel."""
+    """(kernel, "work" or "floor", fragments per pass, factor) for the kernel taking at least
+    ``share`` of a call's predicted device time (efficiency 1), from the device time of whole
+    calls (one timer query around each, the fastest of 3 after a warm-up: no per-draw query
+    serializes its draws): what the other kernels and the per-pass terms do not take, over
+    the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
+    (passes accumulating one after another), over that floor; None without such a kernel."""
     from .model_cases import warm
     call, release = case.build(dev)
     try:
@@ -168,30 +176,36 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
         snap = dev.counter.snapshot(host=True)
     finally:
         release()
-    works, others = {}, 0.0
+    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "floor_factor": {}})
+    times, works, floors = {}, {}, {}
     for s in snap.values():
         for name, k in (s.get("kernels") or {}).items():
+            t, terms = M.kernel_device(sp, name, k)
+            times[name] = times.get(name, 0.0) + t
+            floors[name] = floors.get(name, 0.0) + terms["floor"]
             works[name] = works.get(name, 0.0) + _work_time(speeds, name, k)
-    total = sum(works.values())
+    total = sum(times.values())
     if not total:
         return None
-    name = max(works, key=works.get)
-    if works[name] < share * total:
+    name = max(times, key=times.get)
+    if times[name] < share * total:
         return None
-    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}})
-    kernel_frags = drawn = 0
+    others = 0.0
+    frags = drawn = 0
     for s in snap.values():
         rest = dict(s, kernels={n: k for n, k in (s.get("kernels") or {}).items()
                                 if n != name}, events={}, paths={})
         others += M.predict({"x": rest}, sp)["x"]["device_s"]
         k = (s.get("kernels") or {}).get(name)
         if k:
-            kernel_frags += sum(f * m for f, m, *_ in k.get("draws", ()))
+            frags += sum(f * m for f, m, *_ in k.get("draws", ()))
             drawn += sum(m for _, m, *_ in k.get("draws", ()))
     left = best - others
     if left <= 0:
         return None
-    return name, kernel_frags / max(drawn, 1), left / works[name]
+    if works[name] >= floors[name]:
+        return name, "work", frags / max(drawn, 1), left / works[name]
+    return name, "floor", frags / max(drawn, 1), left / floors[name]
 
 
 def _by_size(samples: list) -> list:
@@ -308,8 +322,9 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
         for c in cases:
             firsts.setdefault(c.algo, c)
         cases = list(firsts.values())
-    eff, seen = kernel_efficiencies(dev, speeds, cases, progress=progress)
+    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress)
     sp["efficiency"] = eff
+    sp["floor_factor"] = floors
     speeds = M.Speeds.from_dict(sp, prof["description"])
     api, api_seen = call_costs(dev, speeds, cases, progress=progress)
     host.update(api)
