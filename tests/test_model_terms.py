@@ -172,3 +172,30 @@ def test_software_heap_settings(monkeypatch):
     import sys
     if sys.platform.startswith("linux"):
         assert context.tune_malloc_for_software() is True
+
+
+def test_a_measured_gpu_profile_plans_gpu_kernels_here(tmp_path, rng):
+    """Counting here under a GPU's calibrated profile runs the kernels the GPU would (the
+    choices made for speed follow the profile's kind), and they are still right."""
+    import json
+
+    from shadergpgpu import Device
+    from shadergpgpu.algorithms import sgemm as S
+    prof = {"name": "some-gpu", "kind": "gpu", "limits": {},
+            "speeds": {"pass_overhead_us": 2.0, "alu_gflops": 1000.0,
+                       "texel_rate_gtexels": 10.0, "write_gbs": 50.0}}
+    path = tmp_path / "gpu.json"
+    path.write_text(json.dumps(prof))
+    d = Device(profile=str(path))
+    try:
+        assert d.plans_for_software is False
+        assert S.default_variant(d) == "tile16x2-ubo" or not S.Limits.of(d).uniform_blocks
+        A = rng.standard_normal((40, 24)).astype(np.float32)
+        B = rng.standard_normal((24, 36)).astype(np.float32)
+        got = S.sgemm(A, B, device=d)
+        np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+    finally:
+        d.release()
+    with pytest.raises(ValueError, match="kind"):
+        path.write_text(json.dumps(dict(prof, kind="fpga")))
+        Device(profile=str(path))

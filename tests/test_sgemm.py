@@ -342,7 +342,7 @@ def test_report_quick(tmp_path):
 def test_gpu_split_policy_and_unroll_variants(dev, rng, monkeypatch):
     # on a GPU (no loop cap) small outputs ask for more K slices; llvmpipe asks for 1
     from types import SimpleNamespace
-    gpu = SimpleNamespace(is_software=False, loop_cap=None)
+    gpu = SimpleNamespace(is_software=False, plans_for_software=False, loop_cap=None)
     assert S.auto_split(gpu, "tile8x4-tex", 256, 256, 16384) == 8    # 2048 fragments
     assert S.auto_split(gpu, "tile8x4-tex", 4096, 4096, 4096) == 1
     assert S.auto_split(gpu, "simple", 256, 256, 16384) == 1

@@ -279,7 +279,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
               "pass_gpu_us_per_kfragment": per_kfrag,
               "threads": _threads() if sw else 0,
               "overlap": "sum" if sw else "max"}
-    prof = {"name": profile_name(dev),
+    prof = {"name": profile_name(dev), "kind": "software" if sw else "gpu",
             "description": f"measured on {dev.caps.renderer} ({dev.caps.version}) "
                            f"on {time.strftime('%Y-%m-%d')}",
             "limits": {}, "speeds": speeds,

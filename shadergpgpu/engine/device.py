@@ -32,7 +32,7 @@ from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
 from .cache import LRU
 from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
-from .lifetime import _free_context, _return_memory, _Token
+from .lifetime import _free_context, _Token
 from .layout import Layout, layout_for
 from .counter import PassCounter
 from .passes import CONTEXT, Compiled
@@ -164,6 +164,14 @@ class Device(Drawing):
         """True on Mesa's CPU renderers (llvmpipe, softpipe)."""
         r = self.caps.renderer.lower()
         return "llvmpipe" in r or "softpipe" in r or "swrast" in r
+
+    @property
+    def plans_for_software(self) -> bool:
+        """Whether kernels chosen for speed are the software renderer's: the renderer's kind,
+        unless the profile is one ``shadergpgpu calibrate`` measured (its ``kind``): counting
+        here under a GPU's profile then runs the kernels that GPU runs."""
+        kind = self.profile.kind
+        return kind == "software" if kind else self.is_software
 
     def activate(self) -> None:
         """Make this device's GL context current (several devices may live in one process).
@@ -383,20 +391,8 @@ class Device(Drawing):
 
         Arrays the user holds stay valid; prepared passes compile again on their next run.
         Afterwards :meth:`memory` reports only the user's live arrays."""
-        self.activate()
-        self._epoch += 1
-        self._fbo_epoch += 1
-        self._resources.clear()
-        self._compiled.clear()
-        self._calls.clear()
-        self._bodies.clear()
-        self._fbos.clear()
-        self._pbos.release()
-        if self.sanitizer is not None:
-            self.sanitizer.trim()
-        n = self.pool.trim()
-        _return_memory()
-        return n
+        from .lifetime import trim_caches
+        return trim_caches(self)
 
     def memory(self) -> dict:
         """The device's own accounting of what it holds now: bytes of live arrays (the user's and

@@ -52,3 +52,22 @@ def _return_memory() -> None:
     fn = _MALLOC_TRIM[0]
     if fn is not None:
         fn(0)
+
+
+def trim_caches(dev) -> int:
+    """:meth:`Device.trim <shadergpgpu.engine.device.Device.trim>`: release every cache the
+    device holds; returns how many pool textures were deleted."""
+    dev.activate()
+    dev._epoch += 1
+    dev._fbo_epoch += 1
+    dev._resources.clear()
+    dev._compiled.clear()
+    dev._calls.clear()
+    dev._bodies.clear()
+    dev._fbos.clear()
+    dev._pbos.release()
+    if dev.sanitizer is not None:
+        dev.sanitizer.trim()
+    n = dev.pool.trim()
+    _return_memory()
+    return n

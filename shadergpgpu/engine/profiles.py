@@ -32,6 +32,10 @@ class Profile:
     speeds: dict = field(default_factory=dict)
     sources: dict = field(default_factory=dict)
     path: str = ""
+    #: "gpu" or "software" for a profile measured by ``shadergpgpu calibrate`` (what kind of
+    #: renderer it describes: kernels chosen for speed follow it, see
+    #: ``Device.plans_for_software``); "" for the built-in ones
+    kind: str = ""
 
     def limit(self, key: str):
         return self.limits.get(key)
@@ -88,9 +92,12 @@ def _validate(data: dict, where: str) -> Profile:
             raise ValueError(f"{where}: limit {k} must be true, false or null, got {v!r}")
     if limits.get("glsl") not in (None,) + DIALECTS:
         raise ValueError(f"{where}: glsl must be one of {DIALECTS}, got {limits.get('glsl')!r}")
+    kind = str(data.get("kind") or "")
+    if kind not in ("", "gpu", "software"):
+        raise ValueError(f"{where}: kind must be 'gpu' or 'software', got {kind!r}")
     return Profile(name=str(data["name"]), description=str(data.get("description", "")),
                    limits=limits, speeds=dict(data.get("speeds") or {}),
-                   sources=dict(data.get("sources") or {}), path=where)
+                   sources=dict(data.get("sources") or {}), path=where, kind=kind)
 
 
 def load(profile) -> Profile:

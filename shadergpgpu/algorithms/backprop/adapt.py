@@ -57,7 +57,7 @@ def limits(device=None, profile=None, loop_cap=None, software=False,
         return SimpleNamespace(loop_cap=device.loop_cap, max_outputs=int(device.max_outputs),
                                float_blending=bool(device.float_blending),
                                max_texture_size=int(device.max_texture_size),
-                               software=bool(device.is_software), block_bytes=int(blocks),
+                               software=bool(device.plans_for_software), block_bytes=int(blocks),
                                block_align=int(offset_alignment(device)))
     from ...engine.profiles import load
     prof = load(profile)

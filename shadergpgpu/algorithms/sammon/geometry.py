@@ -90,7 +90,7 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     # texel's four lanes from one block fetch (SHARED). The same texels and sums in the same
     # order: the same bits. GPUs keep the accessors per pair and per lane and four
     # components (not timed here).
-    g.software = bool(dev.is_software if CPU_VARIANTS is None else CPU_VARIANTS)
+    g.software = bool(dev.plans_for_software if CPU_VARIANTS is None else CPU_VARIANTS)
     g.tile_jb = int(tiles.TILE_JB)
     g.tile_unroll = int(tiles.TILE_UNROLL)
     g.tile_s_lane = tile_s_lane(m)

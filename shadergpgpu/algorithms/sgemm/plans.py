@@ -52,7 +52,7 @@ def auto_split(dev, variant, M: int, N: int, K: int) -> int:
     MIN_SLICE_K of K each. The engine raises it to what ``dev``'s loop cap needs
     (:func:`min_split`)."""
     v = _variant(variant)
-    if v.tile_rows == 1 or v.a_path == "block" or dev.is_software:
+    if v.tile_rows == 1 or v.a_path == "block" or dev.plans_for_software:
         return 1
     frags = ceil_div(M, v.tile_rows) * ceil_div(N, 4)
     split = max(1, ceil_div(SPLIT_TARGET_FRAGMENTS, frags))

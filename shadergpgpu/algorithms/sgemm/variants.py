@@ -114,7 +114,7 @@ def default_variant(dev) -> str:
     on an H200, against 385 / 379 for the texture path in the same run; 1,142 / 996 when
     unrolled by 4, which pads K to 16 and does not fit the smallest textures), else "tile8x4-tex"
     (2-D textures fetch faster than texture buffers on the NVIDIA driver)."""
-    if dev.is_software:
+    if dev.plans_for_software:
         return "tile8x4"
     return "tile16x2-ubo" if Limits.of(dev).uniform_blocks else "tile8x4-tex"
 

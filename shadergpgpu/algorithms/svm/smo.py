@@ -53,7 +53,7 @@ class BinarySMO:
         # passes queued, best of 12) the device step's update pass took 100 us with the
         # accessors and 74 us with DIRECT (57 us with the step on the host), the objective
         # pass 42 and 37 us. GPUs keep the accessors (not timed here).
-        self.direct = int(bool(dev.is_software if DIRECT is None else DIRECT))
+        self.direct = int(bool(dev.plans_for_software if DIRECT is None else DIRECT))
         self.fanin = _reduce.fanin_for(dev, fanin)
         npad = _padded(n)
         self._arrays = []
