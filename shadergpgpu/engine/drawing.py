@@ -133,7 +133,8 @@ class Drawing:
         """
         if CONTEXT.current is not self._token:
             self.activate()
-        self.counter.events[self.counter.label, "run"] += 1
+        cnt = self.counter
+        cnt.events[cnt.label, "run"] += 1
         inputs = dict(inputs) if inputs else {}
         outs = _output_table(outputs)
         uniforms = uniforms or {}
@@ -418,17 +419,28 @@ class Drawing:
 
     def _note_dependent(self, kernel, inputs: dict, outs: list) -> None:
         """Count a switch of render target and a dependent pass (one reading what the previous
-        draw wrote: a renderer cannot overlap the two); the cost model prices both."""
+        draw wrote: a renderer cannot overlap the two); the cost model prices both. On every
+        draw: kept to a few identity tests where the target stays."""
         written = self._written
-        now = tuple(a.texture for a in outs)
-        if written != now:        # another target than the previous draw's
-            c = self.counter
-            c.switches[c.label] += 1
+        if len(outs) == 1:
+            t = outs[0].texture
+            if len(written) == 1 and written[0] is t:
+                return
+            now = (t,)
+        else:
+            now = tuple([a.texture for a in outs])
+            if now == written:
+                return
+        self._written = now
+        c = self.counter
+        label = c.label
+        c.switches[label] += 1
+        if written:
             for a in inputs.values():
-                if getattr(a, "texture", None) in written:
-                    c.dependent[c.label, kernel.name] += 1
-                    break
-            self._written = now
+                t = getattr(a, "texture", None)
+                if t is not None and t in written:
+                    c.dependent[label, kernel.name] += 1
+                    return
 
     def _timed_render(self, compiled: Compiled, fragments: int) -> None:
         """Draw and record it with its device time: a timer query on a GPU, read when the
@@ -478,7 +490,10 @@ class Drawing:
             label = c.label
             c.passes[label] += 1
             c.fragments[label] += fragments
-            c.kpasses[label, compiled.kernel.name, "draw"] += 1
+            key = compiled.draw_key
+            if key[0] is not label:
+                key = compiled.draw_key = (label, compiled.kernel.name, "draw")
+            c.kpasses[key] += 1
         if viewport is not None:
             fbo.viewport = (0, 0) + fbo.size
 

@@ -43,6 +43,7 @@ class Compiled:
         self.units = [(n, u) for u, n in enumerate(input_names)]
         self.output_names = tuple(kernel.outputs)
         self.vao = device.ctx.vertex_array(program, [])
+        self.draw_key = (None,)       # the pass counter's key of its draws (label, name, path)
         self._handles: dict = {}
         for name, unit in self.units:
             sampler = f"sg_{name}"
@@ -164,6 +165,7 @@ class Pass:
         self._cuts = []
         self._work = None
         self._wkey = (None,)
+        self._pkey = (None,)
         if all(n in self.values for n in k.uniforms):
             layouts = {n: a.layout for n, a in list(self.inputs.items()) +
                        list(self.outputs.items())}
@@ -299,7 +301,10 @@ class Pass:
             c.vao.render(4, 3)
             cnt.passes[label] += 1
             cnt.fragments[label] += self._fragments
-            cnt.kpasses[label, self.kernel.name, "prepared"] += 1
+            key = self._pkey
+            if key[0] is not label:
+                key = self._pkey = (label, self.kernel.name, "prepared")
+            cnt.kpasses[key] += 1
             return
         if self._cuts:
             dev._issue_slices(c, self._fbo, self._outs, self._viewport, self.blend,
