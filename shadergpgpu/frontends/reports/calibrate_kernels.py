@@ -120,7 +120,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
                 if progress:
                     progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
                 continue
-            top = None if dev.is_software else _dominant_sample(dev, case, speeds)
+            top = _dominant_sample(dev, case, speeds)
             if top is not None:
                 (dominant if top[1] == "work" else floor_seen).setdefault(
                     top[0], []).append(list(top[2:]))
@@ -155,16 +155,24 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
     """(kernel, "work" or "floor", fragments per pass, factor) for the kernel taking at least
     ``share`` of a call's predicted device time (efficiency 1), from the device time of whole
     calls (one timer query around each, the fastest of 3 after a warm-up: no per-draw query
-    serializes its draws): what the other kernels and the per-pass terms do not take, over
+    serializes its draws; on a software renderer the wall time of whole calls, less the
+    predicted rest of the call): what the other kernels and the per-pass terms do not take, over
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
     (passes accumulating one after another), over that floor; None without such a kernel."""
     from .model_cases import warm
+    sw = dev.is_software
     call, release = case.build(dev)
     try:
         warm(call, dev)
         best = float("inf")
-        for _ in range(3):
+        for _ in range(3 if not sw else 5):
             dev.finish()
+            if sw:   # no timer query sees a software renderer's threads: the wall time
+                t0 = time.perf_counter()
+                call()
+                dev.finish()
+                best = min(best, time.perf_counter() - t0)
+                continue
             q = dev.ctx.query(time=True)
             with q:
                 call()
@@ -192,10 +200,16 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
         return None
     others = 0.0
     frags = drawn = 0
+    if sw:   # the rest of the call's time: host, transfers, calls and the other kernels
+        others = M.total(M.predict({lb: dict(s, kernels={n: k for n, k in
+                                                         (s.get("kernels") or {}).items()
+                                                         if n != name})
+                                    for lb, s in snap.items()}, sp))
     for s in snap.values():
         rest = dict(s, kernels={n: k for n, k in (s.get("kernels") or {}).items()
                                 if n != name}, events={}, paths={})
-        others += M.predict({"x": rest}, sp)["x"]["device_s"]
+        if not sw:
+            others += M.predict({"x": rest}, sp)["x"]["device_s"]
         k = (s.get("kernels") or {}).get(name)
         if k:
             frags += sum(f * m for f, m, *_ in k.get("draws", ()))
@@ -204,6 +218,8 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
     if left <= 0:
         return None
     if works[name] >= floors[name]:
+        if sw:    # the rest of a call (its Python, calibrated after this) is in ``left``
+            return None
         return name, "work", frags / max(drawn, 1), left / works[name]
     return name, "floor", frags / max(drawn, 1), left / floors[name]
 
