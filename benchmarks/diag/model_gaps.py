@@ -7,7 +7,6 @@ queries, whose own overhead and stalls a ``timing=True`` run pays).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -24,31 +23,14 @@ def main() -> int:
     for case in cases:
         call, release = case.build(dev)
         try:
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < 0.3:
-                call()
-                dev.finish()
-            wall = issue = busy = float("inf")
-            for _ in range(5):
-                dev.finish()
-                t0 = time.perf_counter()
-                call()
-                t1 = time.perf_counter()
-                dev.finish()
-                t2 = time.perf_counter()
-                wall, issue = min(wall, t2 - t0), min(issue, t1 - t0)
-                if not dev.is_software:
-                    q = dev.ctx.query(time=True)
-                    with q:
-                        call()
-                    dev.finish()
-                    busy = min(busy, q.elapsed * 1e-9)
+            t = MC.call_times(call, dev, repeat=5, device=True)
             dev.counter.reset()
             call()
             dev.finish()
             passes = dev.counter.total
         finally:
             release()
+        wall, issue, busy = t["wall"], t["issue"], t["device"]
         print(f"{case.algo + ' ' + case.label:44} {wall * 1e3:9.3f} {issue * 1e3:9.3f} "
               f"{busy * 1e3:9.3f} {passes:7d}", flush=True)
     return 0

@@ -9,7 +9,6 @@ size means a fixed cost per pass.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -36,29 +35,15 @@ def main() -> int:
         for case in g:
             call, release = case.build(dev)
             try:
-                t0 = time.perf_counter()
-                while time.perf_counter() - t0 < (0.2 if sw else 1.0):
-                    call()
-                    dev.finish()
-                wall = busy = float("inf")
-                for _ in range(5):
-                    dev.finish()
-                    t0 = time.perf_counter()
-                    call()
-                    dev.finish()
-                    wall = min(wall, time.perf_counter() - t0)
-                    if not sw:
-                        q = dev.ctx.query(time=True)
-                        with q:
-                            call()
-                        dev.finish()
-                        busy = min(busy, q.elapsed * 1e-9)
+                MC.warm(call, dev, 0.2 if sw else 1.0)
+                t = MC.call_times(call, dev, repeat=5, device=True)
                 dev.counter.reset()
                 call()
                 dev.finish()
                 snap = dev.counter.snapshot(host=True)
             finally:
                 release()
+            wall, busy = t["wall"], t["device"]
             work = sum(M.kernel_device(raw, n, k)[0] for s in snap.values()
                        for n, k in (s.get("kernels") or {}).items())
             d = wall if sw else busy

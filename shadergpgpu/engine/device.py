@@ -55,7 +55,9 @@ class Device(Drawing):
     backend : "egl" (default), "glfw", "glfw-visible" or "standalone"; or env SHADERGPGPU_BACKEND.
     device_index : EGL device to use on machines with several GPUs (env SHADERGPGPU_EGL_DEVICE).
     max_texture_size : cap below the driver's MAX_TEXTURE_SIZE (arrays wrap past it).
-    timing : record GPU time of every pass with timer queries (costs a sync per pass).
+    timing : record the device time of every pass, per phase and kernel: timer queries read
+        when the counter is next read on a GPU; the wall time between waits around each draw
+        on a software renderer (whose timer queries do not see its rasterizer threads).
     shader_root : a folder of the user's shaders, searched before the package's ``shaders/``.
     loop_cap : loop iterations one fragment may run (default: 65,535 on Mesa's software
         renderers, none elsewhere); kernels over it are split across passes or refused.
@@ -418,7 +420,7 @@ class Device(Drawing):
 
         A driver may keep commands until the caller waits for a result, so that the GPU starts
         only once the host has issued every pass and the host time adds to the GPU time;
-        multipass algorithms flush as they go. No-op while timing (each pass is waited for)."""
+        multipass algorithms flush as they go. No-op while timing."""
         if self.timing:
             return
         if CONTEXT.current is not self._token:

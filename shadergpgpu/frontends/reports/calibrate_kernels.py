@@ -159,25 +159,13 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
     predicted rest of the call): what the other kernels and the per-pass terms do not take, over
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
     (passes accumulating one after another), over that floor; None without such a kernel."""
-    from .model_cases import warm
+    from .model_cases import call_times
     sw = dev.is_software
     call, release = case.build(dev)
     try:
-        warm(call, dev)
-        best = float("inf")
-        for _ in range(3 if not sw else 5):
-            dev.finish()
-            if sw:   # no timer query sees a software renderer's threads: the wall time
-                t0 = time.perf_counter()
-                call()
-                dev.finish()
-                best = min(best, time.perf_counter() - t0)
-                continue
-            q = dev.ctx.query(time=True)
-            with q:
-                call()
-            dev.finish()
-            best = min(best, q.elapsed * 1e-9)
+        t = call_times(call, dev, repeat=5 if sw else 3, device=not sw)
+        # no timer query sees a software renderer's threads: there the wall time
+        best = t["wall"] if sw else t["device"]
         dev.counter.reset()
         call()
         dev.finish()

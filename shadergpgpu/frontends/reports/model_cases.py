@@ -233,25 +233,40 @@ def warm(call, dev, seconds: float | None = None) -> None:
             return
 
 
+def call_times(call, dev, repeat: int = 5, device: bool = False) -> dict:
+    """After :func:`warm`, the fastest of ``repeat`` calls of ``call``: ``wall`` (until the
+    device is done), ``issue`` (until the call returns) and, with ``device`` on a GPU,
+    ``device`` (one timer query around a whole call: the device's busy time, with no
+    per-draw query serializing its draws; inf on a software renderer)."""
+    warm(call, dev)
+    out = {"wall": float("inf"), "issue": float("inf"), "device": float("inf")}
+    for _ in range(repeat):
+        dev.finish()
+        t0 = time.perf_counter()
+        call()
+        t1 = time.perf_counter()
+        dev.finish()
+        t2 = time.perf_counter()
+        out["wall"], out["issue"] = min(out["wall"], t2 - t0), min(out["issue"], t1 - t0)
+        if device and not dev.is_software:
+            q = dev.ctx.query(time=True)
+            with q:
+                call()
+            dev.finish()
+            out["device"] = min(out["device"], q.elapsed * 1e-9)
+    return out
+
+
 def timed_call(case: Case, dev, repeat: int = 5) -> tuple:
     """(fastest wall time, fastest issue time, counter snapshot) of one call of ``case``
     after warming up: issue = until the call returns, wall = until the device is done."""
     call, release = case.build(dev)
     try:
-        warm(call, dev)
-        wall = issue = float("inf")
-        for _ in range(repeat):
-            dev.finish()
-            t0 = time.perf_counter()
-            call()
-            t1 = time.perf_counter()
-            dev.finish()
-            t2 = time.perf_counter()
-            wall, issue = min(wall, t2 - t0), min(issue, t1 - t0)
+        t = call_times(call, dev, repeat)
         dev.counter.reset()
         call()
         dev.finish()
-        return wall, issue, dev.counter.snapshot(host=True)
+        return t["wall"], t["issue"], dev.counter.snapshot(host=True)
     finally:
         release()
 
@@ -280,27 +295,6 @@ def count_warm(case: Case, tdev, rounds: int = 3) -> dict:
     finally:
         release()
         tdev.counter.reset()
-
-
-def _timed_floor(tdev) -> float:
-    """Seconds a timed empty pass takes on ``tdev`` (timing=True): on a software renderer the
-    finish around each draw adds the hand-over to the rasterizer threads."""
-    from ...engine.builtin import COPY
-    a = tdev.array(np.ones((1, 4), np.float32))
-    b = tdev.empty((1, 4))
-    try:
-        best = float("inf")
-        for _ in range(3):
-            tdev.counter.reset()
-            for _ in range(20):
-                tdev.run(COPY, b, inputs={"X": a})
-            snap = tdev.counter.snapshot(host=True)
-            ms = sum(v["gpu_ms"] for v in snap.values())
-            best = min(best, ms * 1e-3 / 20)
-        return best
-    finally:
-        a.release()
-        b.release()
 
 
 def profile_speeds(name: str) -> M.Speeds:
