@@ -680,7 +680,7 @@ def test_report_quick(tmp_path):
     from shadergpgpu import Device
     from shadergpgpu.algorithms.backprop import adapt
     d = Device()
-    ubo = adapt._ubo(adapt.limits(device=d))
+    ubo = adapt._ubo_recompute([2, 64, 1], adapt.limits(device=d), 1024)
     d.release()
     assert by["fused"]["total measured"] == (4 if ubo else 5)
     fig3 = json.loads((tmp_path / "fig3.json").read_text())["rows"]

@@ -41,6 +41,7 @@ def ubo_on(monkeypatch):
     """The uniform-block path on this device whatever its rasteriser (llvmpipe keeps the texture
     path by default: adapt.UBO), so that its passes run here."""
     monkeypatch.setattr(bp.adapt, "UBO", {"hardware": True, "software": True})
+    monkeypatch.setattr(bp.adapt, "UBO_MIN_PAIRS", 0)     # the small test nets take it too
 
 
 def _kernels(d):
@@ -176,6 +177,11 @@ def test_the_default_choice_by_device(dev, monkeypatch):
     profiles = ("webgl2", "mali-gles31", "raspberrypi4", "geforce-7800gtx")
     shapes = (([2, 1024, 1], 16384), ([64, 256, 10], 4096), ([9, 12, 3], 10))
     assert bp.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
+    # below UBO_MIN_PAIRS (hidden units + 1) x N the recompute path is not taken
+    assert bp.fused_phases([2, 64, 1], 1024) != {"forward": 1, "update": 1, "apply": 2}
+    with monkeypatch.context() as m:
+        m.setattr(bp.adapt, "UBO_MIN_PAIRS", 0)
+        assert bp.fused_phases([2, 64, 1], 1024) == {"forward": 1, "update": 1, "apply": 2}
     # 64-256-10: two windows for layer 1, one for layer 2: 2 + 1 product draws, 2 gathers
     assert bp.fused_phases([64, 256, 10], 4096)["forward"] == 5
     on = {(p, i): bp.fused_phases(*s, profile=p) for p in profiles for i, s in enumerate(shapes)}

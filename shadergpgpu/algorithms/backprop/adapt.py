@@ -229,6 +229,12 @@ UBO_FORWARD = True
 #: gradient pass 0.415 ms strided, 0.680 in runs); a Newton lane in the forward pass 0.289 ms
 #: instead of 0.302 for that pass; in the gradient pass none helps (0.843 ms a step with one
 #: lane in each pass, 0.844 with none).
+#: The recompute path needs at least this many (hidden unit + 1) x training vector pairs: on
+#: smaller steps its two block copies per step cost more than the texture path's stored
+#: activations (H200, 2026-11-26, benchmarks/versus.py against the texture path: 2-64-1
+#: N = 1,024 0.116 ms a step on blocks, 0.0985 on textures; 2-256-1 N = 4,096 0.196 against
+#: 0.292 and 2-1024-1 N = 16,384 0.84 against 1.55 in favour of the blocks).
+UBO_MIN_PAIRS = 1 << 18
 UBO_CHUNK = (32, 128)
 UBO_FRAGMENTS = 32768
 UBO_STRIDED = True
@@ -270,6 +276,8 @@ def _ubo_recompute(L, lim, N=None, packed=True) -> bool:
     if L[1] > vec4s or L[2] * nq > vec4s:
         return False
     if lim.loop_cap is not None and nq > lim.loop_cap:
+        return False
+    if N is not None and (int(L[1]) + 1) * int(N) < UBO_MIN_PAIRS:
         return False
     return N is None or _ubo_chunk(L, _grid_w(N, packed), lim.loop_cap) is not None
 
