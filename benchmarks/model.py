@@ -74,7 +74,8 @@ def main(argv=None) -> int:
         rows.append(r["row"])
         phases += r["phases"]
         records.append({"case": f"{case.algo} {case.label}", "wall_s": r["wall_s"],
-                        "issue_s": r["issue_s"], "snapshot": r["snapshot"],
+                        "issue_s": r["issue_s"], "device_s": r["device_s"],
+                        "snapshot": r["snapshot"],
                         "gpu_snapshot": r["gpu_snapshot"]})
         x = r["row"]
         print(f"{x['algorithm']:9} {x['case']:40} {x['measured ms']:9.3f} ms measured "

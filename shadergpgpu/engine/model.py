@@ -354,41 +354,50 @@ def verdict(measured: float, predicted: float, tol: float = TOLERANCE) -> str:
 
 
 def diagnose(snapshot: dict, pred: dict, measured_s: float, speeds: Speeds,
-             gpu_snapshot: dict | None = None) -> str:
+             gpu_snapshot: dict | None = None, device_s: float | None = None,
+             issue_s: float | None = None) -> str:
     """Which term is wrong when the prediction misses ``measured_s`` (seconds, the whole run).
 
-    With the snapshot of a ``timing=True`` run of the same call (``gpu_snapshot``: device time
-    per phase and kernel), the device time is compared with the predicted device time (the
-    kernel furthest off is named) and the rest of the wall time with the predicted host and
-    transfer time; without one, the largest phase's dominant term is named.
+    The measured device time is ``device_s`` (one timer query around the call) where given,
+    else the sum of a ``timing=True`` run's device times (``gpu_snapshot``, per phase and
+    kernel: a timer query per draw, which lengthens short draws); the measured host time is
+    ``issue_s`` (the time the call took to return) on a GPU, the rest of the wall time on a
+    software renderer. The side further from its prediction is named; for the device, with the
+    kernel furthest off in ``gpu_snapshot``. Without measurements, the largest phase's dominant
+    term is named.
     """
     p_total = total(pred)
     if verdict(measured_s, p_total) != "MISSED":
         return ""
     ratio = measured_s / p_total if p_total else float("inf")
     side = "under" if ratio > 1 else "over"
-    if gpu_snapshot:
-        gpu = sum(v.get("gpu_ms", 0.0) for v in gpu_snapshot.values()) * 1e-3
+    timed = sum(v.get("gpu_ms", 0.0) for v in (gpu_snapshot or {}).values()) * 1e-3
+    dev = device_s if device_s and math.isfinite(device_s) else timed
+    if dev > 0:
         dev_pred = sum(q.get("device_s", q["work_s"]) for q in pred.values())
-        host_pred = sum(q.get("host_s", q["overhead_s"]) + q.get("transfer_s", 0.0)
-                        for q in pred.values())
-        host = max(measured_s - gpu, 0.0) if speeds.overlap == "sum" else \
-            max(measured_s - 0.0, 0.0)
-        if gpu > 0 and abs(gpu - dev_pred) >= abs(host - host_pred):
+        host_pred = sum(q.get("host_s", q["overhead_s"]) + q.get("transfer_s", 0.0) +
+                        q.get("api_s", 0.0) for q in pred.values())
+        if speeds.overlap == "sum" or issue_s is None:
+            host = max(measured_s - dev, 0.0)
+        else:
+            host = issue_s
+        if abs(dev - dev_pred) >= abs(host - host_pred):
             worst, off = "", 0.0
             for label, q in pred.items():
-                kg = (gpu_snapshot.get(label) or {}).get("kernels") or {}
+                kg = ((gpu_snapshot or {}).get(label) or {}).get("kernels") or {}
                 for name, t in (q.get("kernels") or {}).items():
                     g = (kg.get(name) or {}).get("gpu_ms", 0.0) * 1e-3
-                    if abs(g - t) > off:
-                        worst, off = f"{label}/{name}: {g * 1e3:.3g} ms measured vs " \
+                    if g and abs(g - t) > off:
+                        worst, off = f"{label}/{name}: {g * 1e3:.3g} ms timed vs " \
                                      f"{t * 1e3:.3g} ms predicted", abs(g - t)
-            msg = (f"device time {side}-predicted: {gpu * 1e3:.3g} ms measured vs "
-                   f"{dev_pred * 1e3:.3g} ms predicted")
+            msg = (f"device time {'under' if dev > dev_pred else 'over'}-predicted: "
+                   f"{dev * 1e3:.3g} ms measured vs {dev_pred * 1e3:.3g} ms predicted")
             return msg + (f"; furthest off {worst}" if worst else "")
-        return (f"host time {side}-predicted: about {host * 1e3:.3g} ms outside the device "
-                f"vs {host_pred * 1e3:.3g} ms predicted (host paths, calls, transfers); "
-                "host work of the algorithm itself (Python between passes) is the suspect")
+        what = "to issue the call" if speeds.overlap != "sum" and issue_s is not None else \
+            "outside the device"
+        return (f"host time {'under' if host > host_pred else 'over'}-predicted: "
+                f"{host * 1e3:.3g} ms {what} vs {host_pred * 1e3:.3g} ms predicted (host "
+                "paths, calls, transfers, waits)")
     worst = max(pred, key=lambda k: pred[k]["predicted_s"])
     return (f"{side}-predicted x{ratio:.2f}; the largest phase {worst!r} is "
             f"{pred[worst]['dominant']}-bound: that term is the suspect")

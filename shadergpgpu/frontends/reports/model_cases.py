@@ -257,16 +257,18 @@ def call_times(call, dev, repeat: int = 5, device: bool = False) -> dict:
     return out
 
 
-def timed_call(case: Case, dev, repeat: int = 5) -> tuple:
+def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
     """(fastest wall time, fastest issue time, counter snapshot) of one call of ``case``
-    after warming up: issue = until the call returns, wall = until the device is done."""
+    after warming up: issue = until the call returns, wall = until the device is done; with
+    ``device``, a fourth item: the device time of a call (:func:`call_times`)."""
     call, release = case.build(dev)
     try:
-        t = call_times(call, dev, repeat)
+        t = call_times(call, dev, repeat, device=device)
         dev.counter.reset()
         call()
         dev.finish()
-        return t["wall"], t["issue"], dev.counter.snapshot(host=True)
+        out = (t["wall"], t["issue"], dev.counter.snapshot(host=True))
+        return out + (t["device"],) if device else out
     finally:
         release()
 
@@ -323,7 +325,7 @@ def predict_on_profile(case: Case, profile: str, counting_device=None) -> tuple:
 def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5) -> dict:
     """Measured vs predicted for one case: a row (total), per-phase rows, and the record
     (``snapshot``, ``gpu_snapshot``, ``wall_s``, ``issue_s``) to study the model offline."""
-    measured, issue, snap = timed_call(case, dev, repeat=repeat)
+    measured, issue, snap, device = timed_call(case, dev, repeat=repeat, device=True)
     pred = M.predict(snap, speeds)
     p = M.total(pred)
     gsnap = None
@@ -337,7 +339,8 @@ def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5) -
            "predicted ms": p * 1e3, "measured / predicted": measured / p if p else None,
            "verdict": M.verdict(measured, p),
            "dominant": max(pred.values(), key=lambda x: x["predicted_s"])["dominant"]
-           if pred else "", "diagnosis": M.diagnose(snap, pred, measured, speeds, gsnap)}
+           if pred else "",
+           "diagnosis": M.diagnose(snap, pred, measured, speeds, gsnap, device, issue)}
     phases = []
     dev_over = min(speeds.pass_gpu_us, speeds.pass_overhead_us) * 1e-6
     for label, q in pred.items():
@@ -351,7 +354,8 @@ def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5) -
                        "GPU / predicted on device": (g * 1e-3 / on_dev) if g and on_dev
                        else None, "dominant": q["dominant"]})
     return {"row": row, "phases": phases, "snapshot": snap, "gpu_snapshot": gsnap,
-            "wall_s": measured, "issue_s": issue}
+            "wall_s": measured, "issue_s": issue,
+            "device_s": device if device != float("inf") else None}
 
 
 def predicted_columns(dev, snapshot: dict, measured_s: float | None = None,
