@@ -201,3 +201,39 @@ def test_a_measured_gpu_profile_plans_gpu_kernels_here(tmp_path, rng):
     with pytest.raises(ValueError, match="kind"):
         path.write_text(json.dumps(dict(prof, kind="fpga")))
         Device(profile=str(path))
+
+
+def test_the_counter_stays_bounded_over_many_shapes(dev, monkeypatch):
+    """A long run over many distinct shapes: the draw entries are merged past the cap (the
+    test forces a cap of 8) and the work totals, draws and the prediction's work are kept."""
+    from shadergpgpu.engine import counter as C
+    arrays = []
+    for k in range(1, 25):
+        x = dev.array(np.ones((k, 4 * k)))
+        arrays.append((x, dev.empty_like(x)))
+
+    def run_all():
+        dev.counter.reset()
+        with dev.phase("many"):
+            for x, y in arrays:
+                dev.run(COPY, y, inputs={"X": x})
+                SAXPY(y, X=x, Y=x, alpha=2.0)
+        return dev.counter.snapshot()["many"]
+
+    free = run_all()
+    monkeypatch.setattr(C, "DRAWS_CAP", 8)
+    capped = run_all()
+    assert len(dev.counter._draws) <= 8 + 2
+    for k in ("passes", "fragments"):
+        assert capped[k] == free[k]
+    for k in ("flops", "fetches", "bytes"):
+        assert capped[k] == pytest.approx(free[k])
+    for name in ("engine/copy", "engine/saxpy"):
+        d_free = free["kernels"][name]["draws"]
+        d_cap = capped["kernels"][name]["draws"]
+        assert sum(n for _, n, *_ in d_cap) == sum(n for _, n, *_ in d_free) == 24
+        assert sum(f * n * fl for f, n, fl, *_ in d_cap) == \
+            pytest.approx(sum(f * n * fl for f, n, fl, *_ in d_free))
+    for x, y in arrays:
+        x.release()
+        y.release()

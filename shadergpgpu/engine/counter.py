@@ -8,6 +8,11 @@ from collections import defaultdict
 from contextlib import contextmanager
 
 
+#: At most this many distinct (label, fragments, work) draw entries are kept apart; past it
+#: the entries of each kernel are merged (PassCounter._compact).
+DRAWS_CAP = 4096
+
+
 class PassCounter:
     """Counts passes, fragments and (optionally) GPU nanoseconds per phase label."""
 
@@ -81,6 +86,8 @@ class PassCounter:
         key = (self.label, fragments * share, work)
         log = self.work_log
         log[key] = log.get(key, 0) + count
+        if len(log) > DRAWS_CAP:
+            self._fold()
 
     def _fold(self) -> None:
         log, self.work_log = self.work_log, {}
@@ -95,6 +102,34 @@ class PassCounter:
             w["bytes"][label] += f * work[2]
             if len(work) > 3 and work[3]:
                 w["buffer_fetches"][label] += f * work[3]
+        if len(draws) > DRAWS_CAP:
+            self._compact()
+
+    def fold_if_large(self) -> None:
+        """Fold the work log when it holds more than DRAWS_CAP keys (called where a draw
+        makes a new key: a counter never read keeps a bounded log)."""
+        if len(self.work_log) > DRAWS_CAP:
+            self._fold()
+
+    def _compact(self) -> None:
+        """Merge the draws of each (label, kernel) into one entry of the same draws, work and
+        fragments in total (their mean fragments per pass): memory stays bounded however many
+        shapes a long run draws; the totals, and so the work terms, are kept."""
+        groups: dict = {}
+        for (label, frags, work), n in self._draws.items():
+            name = work[4] if len(work) > 4 else ""
+            g = groups.setdefault((label, name), [0.0, 0, 0.0, 0.0, 0.0, 0.0])
+            f = frags * n
+            g[0] += f
+            g[1] += n
+            g[2] += f * work[0]
+            g[3] += f * work[1]
+            g[4] += f * work[2]
+            g[5] += f * (work[3] if len(work) > 3 else 0.0)
+        self._draws = {}
+        for (label, name), (f, n, fl, fe, by, bf) in groups.items():
+            work = (fl / f, fe / f, by / f, bf / f, name) if f else (0.0, 0.0, 0.0, 0.0, name)
+            self._draws[label, f / n if n else 0.0, work] = n
 
     @property
     def flops(self) -> dict:

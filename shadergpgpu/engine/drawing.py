@@ -194,6 +194,7 @@ class Drawing:
             key = memo.work_key
             if key is None or key[0] is not cnt.label or key[2] is not work:
                 key = memo.work_key = (cnt.label, memo.frags, work)
+                cnt.fold_if_large()
             log = cnt.work_log
             log[key] = log.get(key, 0) + 1
         self._draw(c, fbo, memo.viewport, mode, memo.frags)

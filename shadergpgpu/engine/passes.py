@@ -294,6 +294,7 @@ class Pass:
             key = self._wkey
             if key[0] is not label:
                 key = self._wkey = (label, self._fragments, self._work)
+                cnt.fold_if_large()
             log = cnt.work_log
             log[key] = log.get(key, 0) + 1
         if self._plain and self.blend is dev._blend and not dev.timing and dev.tracer is None:
