@@ -1,6 +1,6 @@
 """How a kernel's device time scales with its size (for the cost model's per-kernel terms):
-for each case at several sizes, after a long warm-up, the wall time of a call and its device
-time from one timer query around it, beside the model's work-only prediction (efficiency 1,
+for each case at several sizes, after a warm-up (``model_cases.warm``), the wall time of a
+call and its device time from one timer query around it, beside the model's work-only prediction (efficiency 1,
 no floor): a constant ratio means one efficiency serves every size; a ratio falling with
 size means a fixed cost per pass.
 
@@ -33,17 +33,7 @@ def main() -> int:
     print(f"{'case':44} {'wall ms':>9} {'device ms':>9} {'work ms':>9} {'dev/work':>8}")
     for g in groups:
         for case in g:
-            call, release = case.build(dev)
-            try:
-                MC.warm(call, dev, 0.2 if sw else 1.0)
-                t = MC.call_times(call, dev, repeat=5, device=True)
-                dev.counter.reset()
-                call()
-                dev.finish()
-                snap = dev.counter.snapshot(host=True)
-            finally:
-                release()
-            wall, busy = t["wall"], t["device"]
+            wall, _, snap, busy = MC.timed_call(case, dev, repeat=5, device=True)
             work = sum(M.kernel_device(raw, n, k)[0] for s in snap.values()
                        for n, k in (s.get("kernels") or {}).items())
             d = wall if sw else busy

@@ -35,10 +35,6 @@ SPEED_KEYS = ("pass_overhead_us", "pass_gpu_us", "alu_gflops", "texel_rate_gtexe
               "buffer_texel_rate_gtexels", "write_gbs", "upload_gbs", "readback_gbs",
               "saturation_fragments")
 
-#: host paths priced per pass (the counter's ``paths``) and host events priced per event
-PASS_PATHS = ("draw", "prepared", "repeat")
-EVENTS = ("run", "call", "alloc", "texture", "upload", "readback", "finish", "buffer_copy")
-
 
 @dataclass
 class Speeds:
@@ -57,7 +53,9 @@ class Speeds:
     overlap: str = "max"
     #: device time of an empty pass (us): the least a pass costs on the device
     pass_gpu_us: float = 0.0
-    #: host cost (us) per pass of each path (PASS_PATHS) and per host event (EVENTS); empty:
+    #: host cost (us) per pass of each draw path (the counter's ``paths``: draw, prepared,
+    #: repeat) and per host event (its ``events``: run, call, alloc, texture, upload,
+    #: readback, finish, buffer_copy, api:<algorithm>, ...) and the like; empty:
     #: the first model (pass_overhead_us per pass)
     host_us: dict = field(default_factory=dict)
     #: fragments the device shades at once: a pass with fewer runs its loops at

@@ -159,19 +159,11 @@ def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
     predicted rest of the call): what the other kernels and the per-pass terms do not take, over
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
     (passes accumulating one after another), over that floor; None without such a kernel."""
-    from .model_cases import call_times
+    from .model_cases import timed_call
     sw = dev.is_software
-    call, release = case.build(dev)
-    try:
-        t = call_times(call, dev, repeat=5 if sw else 3, device=not sw)
-        # no timer query sees a software renderer's threads: there the wall time
-        best = t["wall"] if sw else t["device"]
-        dev.counter.reset()
-        call()
-        dev.finish()
-        snap = dev.counter.snapshot(host=True)
-    finally:
-        release()
+    wall, _, snap, device = timed_call(case, dev, repeat=5 if sw else 3, device=True)
+    # no timer query sees a software renderer's threads: there the wall time
+    best = wall if sw else device
     sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "floor_factor": {}})
     times, works, floors = {}, {}, {}
     for s in snap.values():
@@ -318,8 +310,8 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])
     host = sp["host_us"]
-    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0)
-                       - host.get("alloc", 0.0) * 0, 0.0)
+    # the one-liner writes a given output: its Device.run and draw are priced apart
+    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0), 0.0)
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
         firsts = {}
