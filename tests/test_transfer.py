@@ -8,6 +8,7 @@ import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.engine.builtin import SAXPY
+from shadergpgpu.engine import transfer as T
 from shadergpgpu.engine.layout import Layout
 
 CASES = [  # (shape, packed, order, max_size)
@@ -22,6 +23,18 @@ def dev():
     d = sg.Device()
     yield d
     d.release()
+
+
+@pytest.fixture(autouse=True, params=["default", "mapped", "buffer"])
+def path(request, monkeypatch):
+    """Every test runs three ways: the device's own path (straight reads on llvmpipe), and the
+    GPU's buffer-object paths forced here: page-locked mapped buffers, and moderngl buffers
+    (the fallback where the context has no buffer storage)."""
+    if request.param != "default":
+        monkeypatch.setattr(T, "PBO_ON_SOFTWARE", True)
+        monkeypatch.setattr(T, "PBO_MIN_BYTES", 0)
+        monkeypatch.setattr(T, "MAPPED", request.param == "mapped")
+    return request.param
 
 
 def _array(dev, shape, packed, order, max_size, values):
@@ -107,9 +120,8 @@ def test_bad_out_is_refused(dev, bad, err, match):
 def test_large_arrays_take_the_buffer_object_path_on_a_gpu(dev):
     """16 MB and more: through a pixel buffer object on a GPU (straight reads on llvmpipe);
     the same results, a readback in flight included."""
-    from shadergpgpu.engine.transfer import PBO_MIN_BYTES
     n = 2048
-    assert n * n * 4 >= PBO_MIN_BYTES
+    assert n * n * 4 >= T.PBO_MIN_BYTES
     a = np.random.default_rng(5).standard_normal((n, n)).astype(np.float32)
     x = dev.array(a)
     np.testing.assert_array_equal(x.get(), a)
@@ -120,3 +132,57 @@ def test_large_arrays_take_the_buffer_object_path_on_a_gpu(dev):
     out = np.empty_like(a)
     assert x.get(out=out) is out
     np.testing.assert_array_equal(out, np.full((n, n), 3.0, np.float32))
+
+
+def _kinds(dev):
+    return sorted({type(b).__name__ for b in dev._pbos._free})
+
+
+def test_buffer_pool_sequence_across_sizes_kinds_and_drops(path):
+    """The readback buffers are shared state: reused by size, mapped and moderngl ones kept
+    apart, a dropped readback's buffer reused by the next read of that size, and a device
+    released with idle mapped buffers. Every read equals what was written just before it."""
+    if path == "default":
+        pytest.skip("the pool is used on the forced buffer paths")
+    d = sg.Device()
+    try:
+        rng = np.random.default_rng(7)
+        arrays = {s: d.array(np.zeros(s)) for s in [(8, 8), (3, 5), (16, 4), (8, 8)]}
+        for step in range(6):
+            for shape, x in arrays.items():
+                a = rng.standard_normal(shape).astype(np.float32)
+                x.set(a)
+                if step % 3 == 0:
+                    np.testing.assert_array_equal(x.get(), a)
+                elif step % 3 == 1:
+                    r = x.get(wait=False)
+                    x.set(a + 1)               # after the readback: not in it
+                    np.testing.assert_array_equal(r.result(), a)
+                else:
+                    dropped = x.get(wait=False)
+                    del dropped                 # never waited for
+                    np.testing.assert_array_equal(x.get(), a)
+            if step == 2:                       # switch kinds mid-sequence
+                T.MAPPED = not T.MAPPED
+        assert len(d._pbos._free) <= 2 * len(arrays) + 2
+        assert _kinds(d) == ["Buffer", "MappedBuffer"]   # both kinds idle, each reused
+    finally:
+        d.release()
+
+
+def test_mapping_failure_falls_back_to_moderngl_buffers(path, monkeypatch):
+    if path != "mapped":
+        pytest.skip("the mapped path only")
+
+    def refuse(self, ctx, nbytes):
+        raise OSError("no buffer storage here")
+    monkeypatch.setattr(T.MappedBuffer, "__init__", refuse)
+    d = sg.Device()
+    try:
+        a = np.arange(40, dtype=np.float32).reshape(5, 8)
+        x = d.array(a)
+        np.testing.assert_array_equal(x.get(), a)
+        np.testing.assert_array_equal(x.get(wait=False).result(), a)
+        assert _kinds(d) == ["Buffer"]
+    finally:
+        d.release()

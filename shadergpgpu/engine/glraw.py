@@ -1,4 +1,5 @@
-"""Raw OpenGL calls that moderngl does not wrap: texture buffer objects (and ``glFlush``).
+"""Raw OpenGL calls that moderngl does not wrap: texture buffer objects (and ``glFlush``), and
+the immutable, persistently mapped buffers of fast readbacks (``GLRaw.buffers``).
 
 moderngl has buffers but no buffer textures (``GL_TEXTURE_BUFFER`` / ``samplerBuffer``), the
 "plain buffer path" a fragment shader can read with ``texelFetch(samplerBuffer, index)``. This
@@ -38,6 +39,21 @@ _PROTOS = {
     "glUniform1i": (None, [ctypes.c_int, ctypes.c_int]),
     "glFlush": (None, []),
 }
+_BUFFER_PROTOS = {
+    "glGenBuffers": (None, [ctypes.c_int, ctypes.POINTER(ctypes.c_uint)]),
+    "glDeleteBuffers": (None, [ctypes.c_int, ctypes.POINTER(ctypes.c_uint)]),
+    "glBindBuffer": (None, [ctypes.c_uint, ctypes.c_uint]),
+    "glBufferStorage": (None, [ctypes.c_uint, ctypes.c_ssize_t, ctypes.c_void_p, ctypes.c_uint]),
+    "glMapBufferRange": (ctypes.c_void_p, [ctypes.c_uint, ctypes.c_ssize_t, ctypes.c_ssize_t,
+                                           ctypes.c_uint]),
+    "glUnmapBuffer": (ctypes.c_ubyte, [ctypes.c_uint]),
+    "glReadPixels": (None, [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_uint,
+                            ctypes.c_uint, ctypes.c_void_p]),
+    "glFenceSync": (ctypes.c_void_p, [ctypes.c_uint, ctypes.c_uint]),
+    "glClientWaitSync": (ctypes.c_uint, [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint64]),
+    "glDeleteSync": (None, [ctypes.c_void_p]),
+    "glFlush": (None, []),
+}
 
 
 class GLRaw:
@@ -47,6 +63,7 @@ class GLRaw:
 
     def __init__(self):
         self._egl = self._gl = None
+        self._buffers = None
         get_proc = None
         for name in ("libEGL.so.1", "libEGL.so", ctypes.util.find_library("EGL")):
             if not name:
@@ -67,6 +84,7 @@ class GLRaw:
                 break
             except OSError:
                 self._gl = None
+        self._get_proc = get_proc
         if get_proc is None and self._gl is None:
             raise OSError("neither libEGL nor libGL could be loaded for raw GL calls")
         for fname, (restype, argtypes) in _PROTOS.items():
@@ -77,6 +95,23 @@ class GLRaw:
                 fn = getattr(self._gl, fname)
                 fn.restype, fn.argtypes = restype, argtypes
             setattr(self, fname, fn)
+
+    def buffers(self):
+        """The buffer, pixel-pack and fence calls of the mapped readback buffers
+        (:class:`shadergpgpu.engine.transfer.MappedBuffer`), resolved on first use;
+        AttributeError where the GL library lacks one."""
+        if self._buffers is None:
+            ns = type("GLBuffers", (), {})()
+            for fname, (restype, argtypes) in _BUFFER_PROTOS.items():
+                addr = self._get_proc(fname.encode()) if self._get_proc is not None else None
+                if addr:
+                    fn = ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+                else:
+                    fn = getattr(self._gl, fname)
+                    fn.restype, fn.argtypes = restype, argtypes
+                setattr(ns, fname, fn)
+            self._buffers = ns
+        return self._buffers
 
     @classmethod
     def get(cls) -> "GLRaw":
