@@ -83,7 +83,30 @@ def torch_rows(host, out, repeat):
     return [("torch D2H into preallocated", host.nbytes / best(d2h, repeat) / 1e9)]
 
 
+def small_reads(repeat):
+    """Latency of small readbacks: straight into host memory against the mapped buffer."""
+    from shadergpgpu.engine import transfer as T
+    dev = sg.Device()
+    print(f"# small readbacks on {dev.caps.renderer}: us per get(out=) (best of {repeat} x 50)")
+    for n in (64, 1024, 16384, 262144, 1 << 20):
+        x = dev.array(np.arange(n, dtype=np.float32).reshape(-1, 64))
+        out = np.empty(x.shape, np.float32)
+        res = {}
+        for name, lo in (("straight", 1 << 40), ("mapped", 0)):
+            T.PBO_MIN_BYTES = lo
+
+            def f():
+                for _ in range(50):
+                    x.get(out=out)
+            res[name] = best(f, repeat) / 50 * 1e6
+            assert np.array_equal(out.reshape(-1), np.arange(n, dtype=np.float32))
+        print(f"{n * 4:>9} bytes  straight {res['straight']:8.1f} us  mapped {res['mapped']:8.1f} us")
+    T.PBO_MIN_BYTES = 16 << 20
+
+
 def main():
+    if "--small" in sys.argv:
+        return small_reads(5)
     p = argparse.ArgumentParser()
     p.add_argument("--mb", type=float, default=256)
     p.add_argument("--repeat", type=int, default=5)
