@@ -24,10 +24,15 @@ void main() {
 FS = """#version 330
 uniform sampler2D X;
 uniform int row;
+uniform int column;
 out vec4 o;
 void main() {
     ivec2 p = ivec2(gl_FragCoord.xy);
-    o = texelFetch(X, ivec2(p.x % textureSize(X, 0).x, (row + p.y) % textureSize(X, 0).y), 0) * 0.5;
+    ivec2 s = textureSize(X, 0);
+    int k = p.x + p.y * 1024;
+    ivec2 at = column != 0 ? ivec2(row % s.x, k % s.y)        // one texel per row: a column
+                           : ivec2(k % s.x, (row + k / s.x) % s.y);
+    o = texelFetch(X, at, 0) * 0.5;
 }"""
 
 
@@ -41,23 +46,25 @@ def main():
     vao = ctx.vertex_array(prog, [])
     print(f"# {dev.caps.renderer}, {a.passes} passes per run, device us per pass "
           f"(one timer query per run)")
-    print(f"{'frags':>6} {'target':>10} {'input':>12} {'blend':>5} {'row':>6} "
+    print(f"{'frags':>6} {'target':>10} {'input':>12} {'blend':>5} {'row':>6} {'read':>6} "
           f"{'dev us':>8} {'wall us':>8}")
-    for in_h, in_w in ((1024, 256), (16384, 256), (16384, 1024)):
+    for in_h, in_w, column in ((1024, 256, 0), (16384, 256, 0), (16384, 1024, 0),
+                               (1024, 256, 1), (1025, 4096, 1), (4096, 4096, 1)):
         X = ctx.texture((in_w, in_h), 4, dtype="f4",
                         data=np.random.default_rng(0).standard_normal((in_h, in_w, 4))
                         .astype(np.float32).tobytes())
         X.filter = (0x2600, 0x2600)     # NEAREST
-        for frags, (w, h) in ((64, (64, 1)), (256, (256, 1)), (1024, (256, 4)),
-                              (4096, (1024, 4)), (4096, (64, 64))):
+        for frags, (w, h) in ((64, (64, 1)), (1024, (1024, 1)), (3072, (1024, 3)),
+                              (4096, (64, 64))):
             T = ctx.texture((w, h), 4, dtype="f4")
             fbo = ctx.framebuffer(color_attachments=[T])
             for blend in (False, True):
-                for vary in (True, False):
+                for vary in ((True, False) if not column else (True,)):
                     fbo.use()
                     ctx.viewport = (0, 0, w, h)
                     X.use(0)
                     prog["X"].value = 0
+                    prog["column"].value = column
                     u = prog["row"]
                     if blend:
                         ctx.enable(0x0BE2)                 # BLEND
@@ -83,6 +90,7 @@ def main():
                         best_d = min(best_d, q.elapsed * 1e-9)
                     print(f"{frags:6d} {f'{w}x{h}':>10} {f'{in_w}x{in_h}':>12} "
                           f"{'yes' if blend else 'no':>5} {'vary' if vary else 'fixed':>6} "
+                          f"{'column' if column else 'rows':>6} "
                           f"{best_d / a.passes * 1e6:8.2f} {best_w / a.passes * 1e6:8.2f}",
                           flush=True)
             ctx.disable(0x0BE2)
