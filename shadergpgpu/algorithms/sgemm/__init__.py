@@ -80,6 +80,9 @@ Files:
   run-time settings ``UBO_*`` (set them on ``sgemm.ubo``);
 * ``staging.py``: op(X) zero-padded into textures, texture buffers or block windows;
 * ``product.py``: the product and epilogue passes of one call;
+* ``host.py``: numpy operands of a large product pipelined by row blocks of C (uploads and
+  asynchronous readbacks overlapping the product) and its run-time settings ``HOST_*`` (set
+  them on ``sgemm.host``);
 * ``plans.py``: K slices, :func:`auto_split`, :func:`min_split`, :func:`work` and the
   registered pass plans ``sgemm/<variant>``.
 """

@@ -11,6 +11,7 @@ from ...engine.errors import TooLargeError
 from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout, Layout
 from ...engine.limits import ceil_div
+from . import host
 from .product import _product
 from .ubo import _ubo_plan
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
@@ -133,6 +134,12 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     sqrt(K) u relative. ``tests/test_algorithm_guards.py`` checks the bound at K = 300,000
     (the loop cap cutting the simple kernel into passes) and at values near 1e-38 and 1e38.
 
+    Host operands of a large product (numpy A, B and C where given, from
+    ``host.HOST_MIN_WORK`` multiply-adds on) are pipelined by row blocks of C (:mod:`.host`):
+    B is uploaded and staged once, and each block's upload of A's rows and readback of its
+    rows of C overlap the product of the neighbouring blocks. The blocks only cut the rows:
+    each element is the same sum of K products, and the bound below holds unchanged.
+
     Returns
     -------
     A new float32 ``M x N`` numpy array, or a new DeviceArray when any of A, B, C is one
@@ -172,6 +179,13 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
 
     has_p = alpha != 0.0
     has_c = C is not None and beta != 0.0
+    if not as_device and has_p:
+        # host operands of a large product: row blocks of C, their transfers overlapping the
+        # product (host.py; settings host.HOST_*)
+        nb = host.host_blocks(dev, v, M, N, K)
+        if nb > 1:
+            return host.pipelined(dev, v, A, B, C if has_c else None, alpha, beta, trans_a,
+                                  trans_b, M, N, K, split, nb)
     with dev.scope() as s:
         Cd = None
         if has_c:

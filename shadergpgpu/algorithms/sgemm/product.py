@@ -9,13 +9,15 @@ from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout
 from .kernels import COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C
 from .plans import auto_split
-from .staging import _stage_block, _stage_buffer, _stage_texture
+from .staging import _stage_b, _stage_block, _stage_buffer, _stage_texture
 from .ubo import _ubo_plan
 from .variants import Limits, _padded
 
 
 def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_p, has_c,
-             split):
+             split, Bs=None):
+    """The passes of ``out = alpha op(A) op(B) + beta C``; ``Bs``: op(B) already staged
+    (:func:`~.staging._stage_b`, owned by the caller), else B is staged here into ``s``."""
     c_inputs = {"C": Cd} if has_c else {}
     c_uniforms = {"beta": beta} if has_c else {}
     if not has_p:
@@ -26,7 +28,7 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
         return
     if v.a_path == "block":
         _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
-                     split)
+                     split, Bs)
         return
     Mp, Kp = _padded(v, M, K)
     a_path = v.a_path
@@ -34,7 +36,8 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
         a_path = "texture"  # too large for one texture buffer: use the 2-D path
     stage = _stage_buffer if a_path == "buffer" else _stage_texture
     As = s.track(stage(dev, A, trans_a, M, K, Mp, Kp))
-    Bs = s.track(_stage_texture(dev, B, trans_b, K, N, Kp, N))
+    if Bs is None:
+        Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))
     slices = split or auto_split(dev, v, M, N, K)
     if v.tile_rows == 1:
         # slice t adds alpha * A[:, slice] B[slice, :] into C; beta * C in the first slice only
@@ -54,16 +57,13 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
 
 
 def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
-                 split):
+                 split, Bs=None):
     """The uniform-block variants: one draw per block row and K chunk (see the module doc)."""
     lim = Limits.of(dev)
     plan = _ubo_plan(v, M, N, K, lim, split or 1)
-    _, Kp = _padded(v, M, K)
     blk = s.track(_stage_block(dev, A, trans_a, M, K, plan))
-    if v.b_transposed:   # op(B)^T, its rows padded to whole fragments
-        Bs = s.track(_stage_texture(dev, B, not trans_b, N, K, plan.fw * plan.cols, Kp))
-    else:
-        Bs = s.track(_stage_texture(dev, B, trans_b, K, N, Kp, N))
+    if Bs is None:       # op(B)^T (its rows padded to whole fragments) or op(B)
+        Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))
     targets = v.targets
     parts = [s.alloc(plan.parts) for _ in range(targets)]
     kern = v.kernel

@@ -11,7 +11,7 @@ from ...engine.glraw import BufferArray
 from ...engine.layout import BufferLayout, Layout
 from .kernels import STAGE, STAGE_BLOCK
 from .ubo import _UboPlan, _windows_per_texture
-from .variants import _round_up
+from .variants import _padded, _round_up
 
 
 def _uploaded(dev, x):
@@ -36,6 +36,16 @@ def _stage_texture(dev, x, trans: bool, rows: int, cols: int, prows: int, pcols:
         dev.run(STAGE, out, inputs={"X": x},
                 defines={"TRANS": int(trans), "TEXELS": _by_texels(x, trans)})
     return out
+
+
+def _stage_b(dev, v, B, trans_b: bool, N: int, K: int):
+    """op(B) staged for variant ``v``: op(B)^T, its rows padded to whole fragments, for the
+    tiles of 2 or 1 columns (B transposed), else op(B) zero-padded to Kp x N. It does not
+    depend on M: a call pipelined by row blocks of C stages it once for every block."""
+    _, Kp = _padded(v, 1, K)
+    if v.b_transposed:
+        return _stage_texture(dev, B, not trans_b, N, K, _round_up(N, v.tile_cols), Kp)
+    return _stage_texture(dev, B, trans_b, K, N, Kp, N)
 
 
 def _by_texels(x, trans: bool) -> int:

@@ -1,0 +1,232 @@
+"""SGEMM on numpy operands pipelined by row blocks of C (``algorithms/sgemm/host.py``) vs
+float64 numpy: blocks that do not divide M, transposes, beta with C, every variant, wrapped
+arrays, a device profile, the choice of the block count, and the cleanup after a failure.
+
+The pipelining is forced at small sizes through the module settings ``host.HOST_*`` (its
+default threshold is 2^33 multiply-adds). Tolerance as in test_sgemm.py: relative Frobenius
+error <= 1e-5 (float32 sums of K products of data in [-1, 1]).
+"""
+import numpy as np
+import pytest
+
+import shadergpgpu as sg
+from shadergpgpu.engine import transfer
+from shadergpgpu.algorithms.sgemm import host as H
+from shadergpgpu.algorithms.sgemm import VARIANTS, effective_variant, sgemm
+
+TOL = 1e-5
+
+
+def rel_err(got, ref):
+    return np.linalg.norm(np.asarray(got, np.float64) - ref) / np.linalg.norm(ref)
+
+
+def data(rng, *shape):
+    x = rng.uniform(-1, 1, shape)
+    x[np.abs(x) < 1e-3] = 0.5
+    return x
+
+
+@pytest.fixture
+def forced(monkeypatch):
+    """Pipelining from any size on, at most ``blocks`` blocks; records each pipelined call's
+    block count."""
+    calls = []
+    real = H.pipelined
+
+    def spy(*args):
+        calls.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(H, "HOST_MIN_WORK", 0)
+    monkeypatch.setattr(H, "HOST_MIN_BLOCK_ELEMS", 0)
+    monkeypatch.setattr(H, "HOST_BLOCKS", 3)
+    monkeypatch.setattr(H, "pipelined", spy)
+    return calls
+
+
+def test_sequence_pipelined_then_one_block(dev, rng, forced, monkeypatch):
+    # odd sizes (M not a multiple of the blocks nor of the tile rows), every transpose pair,
+    # beta with C, alpha alone; then the same calls with the pipelining off
+    M, N, K = 53, 29, 45
+    live = dev.memory()["live_arrays"]
+    cases = [(False, False, None), (True, False, 0.75), (False, True, -0.5), (True, True, 0.75)]
+    for off in (False, True):
+        if off:
+            monkeypatch.setattr(H, "HOST_BLOCKS", 0)
+        for ta, tb, beta in cases:
+            A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+            a = A.T.copy() if ta else A
+            b = B.T.copy() if tb else B
+            n0 = len(forced)
+            if beta is None:
+                got = sgemm(a, b, alpha=-1.25, trans_a=ta, trans_b=tb, device=dev)
+                ref = -1.25 * (A @ B)
+            else:
+                got = sgemm(a, b, C, alpha=-1.25, beta=beta, trans_a=ta, trans_b=tb,
+                            device=dev)
+                ref = -1.25 * (A @ B) + beta * C
+            assert isinstance(got, np.ndarray) and got.dtype == np.float32
+            assert got.shape == (M, N) and got.flags.c_contiguous
+            assert rel_err(got, ref) <= TOL, (off, ta, tb, beta)
+            assert forced[n0:] == ([] if off else [3]), (off, forced)
+    assert dev.memory()["live_arrays"] == live
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_every_variant_and_block_count(dev, rng, forced, monkeypatch, variant):
+    # N = 32: the block readbacks land in the result as they are; N = 29: through the repacking
+    v = effective_variant(variant, dev)
+    for blocks in (2, 5):
+        monkeypatch.setattr(H, "HOST_BLOCKS", blocks)
+        for M, N, K in [(67, 32, 40), (41, 29, 9)]:
+            A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+            n0 = len(forced)
+            got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=variant, device=dev)
+            assert rel_err(got, 0.5 * (A @ B) + 2.0 * C) <= TOL, (variant, blocks, M, N, K)
+            assert forced[n0:] == [min(blocks, -(-M // v.tile_rows))]
+
+
+def test_blocks_equal_the_one_block_result(dev, rng, forced, monkeypatch):
+    # every element is the same float32 sum in either path (the blocks only cut the rows)
+    A, B = data(rng, 70, 33).astype(np.float32), data(rng, 33, 45).astype(np.float32)
+    piped = sgemm(A, B, device=dev)
+    monkeypatch.setattr(H, "HOST_BLOCKS", 1)
+    whole = sgemm(A, B, device=dev)
+    assert len(forced) == 1
+    np.testing.assert_array_equal(piped, whole)
+    assert rel_err(piped, A.astype(np.float64) @ B) <= TOL
+
+
+def test_what_is_not_pipelined(dev, rng, forced):
+    M, N, K = 30, 20, 12
+    A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+    # alpha = 0: no product (and A, B not read)
+    got = sgemm(A, B, C, alpha=0.0, beta=1.5, device=dev)
+    assert rel_err(got, 1.5 * C) <= TOL
+    # any device operand: a DeviceArray result, no readback to pipeline
+    b = dev.array(B)
+    out = sgemm(A, b, C, beta=-1.0, device=dev)
+    assert isinstance(out, sg.DeviceArray)
+    assert rel_err(out.get(), A @ B - C) <= TOL
+    out.release()
+    b.release()
+    # one tile of rows cannot be cut
+    A1 = data(rng, 1, K)
+    assert rel_err(sgemm(A1, B, device=dev), A1 @ B) <= TOL
+    assert forced == []
+
+
+def test_wrapped_arrays(small_dev, rng, forced):
+    # textures of 16 texels a side: at N = 70 (18 texels a row) every block's result wraps
+    for M, N, K in [(14, 70, 8), (20, 30, 27)]:
+        A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+        got = sgemm(A, B, C, alpha=1.0, beta=-2.0, device=small_dev)
+        assert rel_err(got, A @ B - 2.0 * C) <= TOL
+        got = sgemm(A.T.copy(), B, trans_a=True, device=small_dev)
+        assert rel_err(got, A @ B) <= TOL
+    assert small_dev.layout((8, 70)).wrapped
+    assert forced == [2, 2, 3, 3]
+
+
+@pytest.mark.parametrize("profile", ["webgl2", "geforce-7800gtx"])
+def test_under_profiles(rng, forced, profile):
+    # no float blending / no buffer textures / no uniform blocks: the variant adapts per block
+    d = sg.Device(profile=profile)
+    try:
+        M, N, K = 38, 21, 70
+        A, B, C = data(rng, M, K), data(rng, N, K), data(rng, M, N)
+        got = sgemm(A, B, C, alpha=2.0, beta=0.5, trans_b=True, device=d)
+        assert rel_err(got, 2.0 * (A @ B.T) + 0.5 * C) <= TOL
+        assert forced == [3]
+    finally:
+        d.release()
+
+
+def test_failure_mid_pipeline_releases_every_block(dev, rng, forced, monkeypatch):
+    real = H._product
+    seen = []
+
+    def failing(*args, **kw):
+        seen.append(1)
+        if len(seen) == 2:
+            raise RuntimeError("injected")
+        return real(*args, **kw)
+
+    monkeypatch.setattr(H, "_product", failing)
+    live = dev.memory()["live_arrays"]
+    with pytest.raises(RuntimeError, match="injected"):
+        sgemm(data(rng, 40, 12), data(rng, 12, 16), device=dev)
+    assert dev.memory()["live_arrays"] == live
+    monkeypatch.setattr(H, "_product", real)
+    A, B = data(rng, 40, 12), data(rng, 12, 16)
+    assert rel_err(sgemm(A, B, device=dev), A @ B) <= TOL
+
+
+def test_row_blocks_cover_the_rows():
+    for name in ("tile8x4", "tile16x2-ubo", "simple"):
+        v = VARIANTS[name]
+        for M in (1, 7, 16, 17, 100, 4096, 4099):
+            for nb in (1, 2, 3, 4, 8):
+                blocks = H.row_blocks(v, M, nb)
+                assert blocks[0][0] == 0 and blocks[-1][1] == M and len(blocks) <= nb
+                assert all(b[1] == c[0] for b, c in zip(blocks, blocks[1:]))
+                assert all((r1 - r0) % v.tile_rows == 0 and r1 > r0 for r0, r1 in blocks[:-1])
+                assert blocks[-1][1] > blocks[-1][0]
+
+
+def test_block_count_policy():
+    # the defaults: small products one block; each block at least HOST_MIN_BLOCK_ELEMS
+    # elements and, on a GPU, PBO_MIN_BYTES of texels; at most HOST_BLOCKS
+    from types import SimpleNamespace
+    gpu = SimpleNamespace(is_software=False, tracer=None)
+    cpu = SimpleNamespace(is_software=True, tracer=None)
+    v = VARIANTS["tile16x2-ubo"]
+    assert H.host_blocks(gpu, v, 1024, 1024, 1024) == 1        # below HOST_MIN_WORK
+    for d in (gpu, cpu):
+        for M, N, K in [(4096, 4096, 4096), (16384, 16384, 16384), (2048, 4096, 1 << 20),
+                        (1 << 20, 8, 1024), (4097, 4095, 4096)]:
+            nb = H.host_blocks(d, v, M, N, K)
+            assert 1 <= nb <= H.HOST_BLOCKS
+            if nb > 1:
+                rows = min(r1 - r0 for r0, r1 in H.row_blocks(v, M, nb)[:-1])
+                assert rows * N >= H.HOST_MIN_BLOCK_ELEMS
+                if d is gpu:
+                    assert rows * -(-N // 4) * 16 >= transfer.PBO_MIN_BYTES
+                # one block more would break a rule
+                more = M * N // (nb + 1) < H.HOST_MIN_BLOCK_ELEMS or nb == H.HOST_BLOCKS or \
+                    (d is gpu and M * -(-N // 4) * 16 // (nb + 1) < transfer.PBO_MIN_BYTES)
+                assert more, (M, N, K, nb)
+    assert H.host_blocks(gpu, v, 4096, 4096, 4096) == 2
+    assert H.host_blocks(gpu, v, 16384, 16384, 16384) == 8
+
+
+def test_counter_records_b_uploaded_once_and_every_phase(dev, rng, forced):
+    # one api:sgemm event; B uploaded once (the bytes uploaded are exactly A's, B's and C's:
+    # sizes whose float32 rows are their texels); an epilogue per block
+    M, N, K = 52, 28, 44
+    A, B, C = (data(rng, *s).astype(np.float32) for s in ((M, K), (K, N), (M, N)))
+    dev.counter.reset()
+    got = sgemm(A, B, C, beta=1.0, variant="tile8x4", device=dev)
+    snap = dev.counter.snapshot(host=True)
+    assert rel_err(got, A.astype(np.float64) @ B + C) <= TOL
+    assert forced == [3]
+
+    def total(key, kind):
+        return sum(r.get(key, {}).get(kind, 0) for r in snap.values())
+    assert total("events", "api:sgemm") == 1
+    assert total("event_bytes", "upload") == A.nbytes + B.nbytes + C.nbytes
+    assert total("events", "readback") == 3
+    assert snap["sgemm/combine"]["passes"] == 3
+    assert snap["sgemm/product"]["passes"] >= 3 and snap["sgemm/stage"]["passes"] >= 1
+
+
+def test_guards_unchanged(dev, small_dev, rng, forced):
+    A, B = data(rng, 30, 12), data(rng, 12, 20)
+    with pytest.raises(ValueError, match="C must have shape"):
+        sgemm(A, B, data(rng, 20, 30), beta=1.0, device=dev)
+    with pytest.raises(ValueError, match="inner dimensions"):
+        sgemm(A, B.T.copy(), device=dev)
+    with pytest.raises(ValueError, match="too large for this device"):
+        sgemm(A, data(rng, 12, 200), device=small_dev)    # B: 600 texels, from the shapes
+    assert forced == []
