@@ -187,7 +187,7 @@ def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache,
     """The pair update and the distance cache in both fetch variants (geometry.CPU_VARIANTS:
     y_j's texel stepped along the sweep and the pair terms in the positions' 3 components
     (Y_STEP, Y_DIMS), a texel's four cached distances from one block (SHARED); on by default
-    where dev.is_software; off: the accessors GPUs run) follow float64 and their plan, also
+    on every device; off: the per-pair accessors) follow float64 and their plan, also
     where a loop cap cuts the sweep mid-chunk, and give the same fit (the same texels and
     sums)."""
     monkeypatch.setattr(tiles, "TILE_ROWS", False)   # rows recomputed: the pair kernel too
@@ -227,4 +227,40 @@ def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache,
     finally:
         small.release()
     assert geometry.CPU_VARIANTS is None
-    assert geometry.fit_geometry(dev, 203, 18, 3, Sammon()).software is dev.is_software
+    # on every device by default (a GPU's per-pair accessors divide by shape uniforms)
+    assert geometry.fit_geometry(dev, 203, 18, 3, Sammon()).fetch_variants is True
+
+
+@pytest.mark.parametrize("layout,cache", [("rows", False), ("columns", False), ("rows", True)])
+def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, monkeypatch, layout,
+                                                            cache):
+    """step.STRESS_ON_HOST: the per-point terms s read back and summed in float64 on the host
+    instead of the device reduction: the fit still follows float64 (eq. 3 and eq. 1), the
+    stress history agrees with the device sums', no reduction pass is drawn (plan ==
+    counter) and each evaluation reads back once; the adaptive fit takes the same steps."""
+    X, Y0 = data
+    Yr, hist = _fixed_steps(X, Y0, 100.0, 3)
+    fits = {}
+    for host in (False, True):
+        monkeypatch.setattr(sm.step, "STRESS_ON_HOST", host)
+        dev.counter.reset()
+        s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0, init=Y0,
+                   layout=layout, cache=cache, split=2, tol=None, device=dev).fit(X)
+        assert s.cached_ is cache
+        assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+        np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+        assert all(r["match"] for r in _plan_rows(dev, s, 203, 18))
+        snap = dev.counter.snapshot(host=True)
+        stress = snap.get("sammon/stress", {})
+        assert (stress.get("passes", 0) == 0) is host
+        assert stress["events"].get("readback") == s.n_iter_
+        a = Sammon(n_components=3, n_iter=12, init=Y0, layout=layout, cache=cache, tol=None,
+                   device=dev).fit(X)
+        fits[host] = (s, a)
+    (s0, a0), (s1, a1) = fits[False], fits[True]
+    np.testing.assert_array_equal(s1.embedding_, s0.embedding_)   # the same update passes
+    np.testing.assert_allclose(s1.stress_history_, s0.stress_history_, rtol=1e-5)
+    assert (a1.n_iter_, a1.n_rejected_) == (a0.n_iter_, a0.n_rejected_)
+    np.testing.assert_allclose(a1.stress_history_, a0.stress_history_, rtol=1e-5)
+    np.testing.assert_allclose(a1.embedding_, a0.embedding_, rtol=0,
+                               atol=1e-4 * np.abs(a0.embedding_).max())

@@ -44,13 +44,14 @@ How it runs on the engine
 * The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
-  On a CPU renderer (``dev.is_software``; ``geometry.CPU_VARIANTS``) it steps y_j's texel
-  along the sweep instead of dividing by the shape uniforms per pair and computes the pair
-  terms in m components (Y_STEP, Y_DIMS), and the cached distances of a texel's four lanes
-  come from one block fetch (DIST's SHARED): the same bits.
+  It steps y_j's texel along the sweep instead of dividing by the shape uniforms per pair
+  and computes the pair terms in m components (Y_STEP, Y_DIMS), and the cached distances of
+  a texel's four lanes come from one block fetch (DIST's SHARED): the same bits. Made for
+  CPU renderers, used on every device (``geometry.CPU_VARIANTS`` forces them on or off).
 * Then ``prev`` and ``next`` swap (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is
   ``sum_i s_i / sum dn`` by the device sum reduction of :mod:`shadergpgpu.ops.reduce`: one
-  float comes back per iteration.
+  float comes back per iteration (or, with :data:`.step.STRESS_ON_HOST`, the terms s come
+  back and are summed in float64 on the host: no reduction passes).
 * Device profiles (``Device(profile=...)``): every accumulating pass uses
   ``accumulate="add"``, i.e. hardware blending, or the engine's ping-pong passes (1 + 2 per
   output) where the device has no float32 blending; loops are cut within ``dev.loop_cap``
@@ -133,7 +134,8 @@ Files
   registered on import.
 * ``checks.py``: the spot checks of the setup's row sums and of the first update against
   float64 rows on the host.
-* ``step.py``: the adaptive step (:func:`start_step`, :class:`StepRule`) and :data:`DM_FLOOR`.
+* ``step.py``: the adaptive step (:func:`start_step`, :class:`StepRule`), :data:`DM_FLOOR` and
+  where the stress is summed (:data:`~.step.STRESS_ON_HOST`).
 * ``scaling.py``: X centred and scaled (:func:`data_scale`, :func:`normalized`) and
   :func:`pca_init`.
 * ``reference.py``: the float64 numpy reference (:func:`reference_terms`,

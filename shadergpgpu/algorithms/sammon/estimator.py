@@ -154,12 +154,14 @@ class Sammon(TransformerMixin, BaseEstimator):
             raise TypeError("X: pass a host array (Sammon reads the source points once)")
         m = int(self.n_components)
         shape = getattr(X, "shape", None)
+        geo = None
         if client is None and isinstance(X, np.ndarray) and X.ndim == 2 and \
                 X.dtype.kind in "biuf" and X.shape[0] >= 2 and X.shape[1] >= 1:
             # sizes first, from the shape alone: a fit the device cannot hold is refused
-            # before X is converted or anything allocated (a Dask fit: each worker checks)
-            fit_geometry(_v.pick_device(self.device, ()), int(shape[0]), int(shape[1]), m,
-                         self)
+            # before X is converted or anything allocated (a Dask fit: each worker checks);
+            # the device run sets up from the same answer
+            geo = fit_geometry(_v.pick_device(self.device, ()), int(shape[0]),
+                               int(shape[1]), m, self)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         Xn, scale = normalized(X)
         # the same fit in the scaled units: eq. 4's mu for step="source" in the units of X
@@ -182,7 +184,7 @@ class Sammon(TransformerMixin, BaseEstimator):
             Y0 = run_est._start(Xn, m)
             dev = _v.pick_device(self.device, ())
             dev.counter.event("api:sammon")   # the cost model prices the fit's host work
-            run = _Run(dev, Xn, Y0, run_est)
+            run = _Run(dev, Xn, Y0, run_est, geo=geo)
             try:
                 run.fit()
             finally:

@@ -18,9 +18,10 @@ from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
 
 #: cache="auto" keeps the N x N source distances when they take at most this many bytes.
 CACHE_AUTO_BYTES = 1 << 30
-#: The kernels' CPU-renderer variants (UPDATE's Y_STEP and Y_DIMS, DIST's SHARED; see
-#: fit_geometry): None picks them by device (``dev.is_software``), True / False force them
-#: (tests run both on one device). Read here at call time.
+#: The kernels' fetch variants, first made for CPU renderers (UPDATE's Y_STEP and Y_DIMS,
+#: DIST's SHARED; see fit_geometry): None uses them on every device, True / False force
+#: them on / off (tests run both on one device; off: the per-pair accessors). Read here at
+#: call time.
 CPU_VARIANTS: bool | None = None
 
 
@@ -88,9 +89,13 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     # Y_DIMS; each part measured faster alone), the first code's time or less (its sizes
     # were constants); DIST took 21.1 ms (73.6 ms) per lane and 10.9 ms (38.0 ms) with a
     # texel's four lanes from one block fetch (SHARED). The same texels and sums in the same
-    # order: the same bits. GPUs keep the accessors per pair and per lane and four
-    # components (not timed here).
-    g.software = bool(dev.plans_for_software if CPU_VARIANTS is None else CPU_VARIANTS)
+    # order: the same bits. GPUs run them too: the accessors per pair divide the texel
+    # index by the shape uniform (Y_TEX_W) and per lane by the row length, where the first
+    # code (ad8c85f, its sizes constants) divided by constants; on the H200 its update pass
+    # took 11.9 ms of GPU time for 20 iterations at N = 2,000 against 14.2 ms with the
+    # per-pair accessors (benchmarks/RESULTS.md). Not yet timed on a GPU with the variants:
+    # benchmarks/diag/sammon_versus.py --variants times both ways there.
+    g.fetch_variants = True if CPU_VARIANTS is None else bool(CPU_VARIANTS)
     g.tile_jb = int(tiles.TILE_JB)
     g.tile_unroll = int(tiles.TILE_UNROLL)
     g.tile_s_lane = tile_s_lane(m)

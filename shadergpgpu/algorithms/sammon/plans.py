@@ -7,6 +7,7 @@ from ...engine.layout import Layout
 from ...engine.limits import ceil_div
 from ...engine.plans import PassPlan, register_plan
 from ...ops import reduce as _reduce
+from . import step as _step
 from . import tiles
 from .chunking import sweep_chunks
 from .kernels import ROWSUM, SOURCES, sweep_source, update_kernel
@@ -58,7 +59,7 @@ def _sum_passes(texels: int, fanin) -> int:
 def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
                 n_rejects=0, adaptive=False, loop_cap=None, fanin=None, float_blend=True,
                 max_outputs=8, tiled=True, tile_jb=None, tile_points=None, tile_s_lane=None,
-                tile_unroll=None):
+                tile_unroll=None, stress_host=None):
     """Passes of one fit per phase (registered as plan ``sammon/fit``).
 
     n, n_features : the data's shape; layout : "rows" / "columns"; n_evals : update
@@ -70,10 +71,13 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     rows sweep is the tiled kernel (``tiled_``); tile_jb : its points per block (default
     :data:`TILE_JB`); tile_points, tile_s_lane, tile_unroll : its points i per fragment, s in
     g's w lane, coordinate unroll (``tile_points_``, ``tile_s_lane_``, ``tile_unroll_``;
-    default: the module's settings for positions of at most 3 coordinates).
+    default: the module's settings for positions of at most 3 coordinates); stress_host :
+    the stress summed on the host, no reduction passes (default :data:`.step.STRESS_ON_HOST`).
     :func:`plan_params` collects them.
     """
     n, n_features = int(n), int(n_features)
+    if stress_host is None:
+        stress_host = _step.STRESS_ON_HOST
     red = _sum_passes(n, fanin)                       # S and V: one texel per point
     source = sweep_source(layout, cached, tiled)
     kern = update_kernel(source, max_outputs, tile_jb, tile_s_lane, tile_points)
@@ -91,7 +95,7 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
                              float_blend=float_blend) + red
     out = {"sammon/setup": setup,
            "sammon/update": int(n_evals) * update,
-           "sammon/stress": int(n_evals) * red}
+           "sammon/stress": 0 if stress_host else int(n_evals) * red}
     if adaptive:
         out["sammon/step"] = 1 + red + 1 + int(n_rejects)
     return out
@@ -113,7 +117,7 @@ def plan_params(est, dev) -> dict:
 register_plan(PassPlan(
     name="sammon/fit",
     formula="setup: 1 + R(N ceil(N/4)) cached, else c + R(N); update: E * (k + t); "
-            "stress: E * R(N); adaptive step: 2 + R(N) + rejects  (E = evaluations incl. the "
+            "stress: E * R(N) (0 with the stress summed on the host); adaptive step: 2 + R(N) + rejects  (E = evaluations incl. the "
             "final stress, k = passes of one j sweep (chunks, each cut for the loop cap; each "
             "accumulating part 1 + 2 x outputs passes without float blending), t = 1 for the "
             "tiled rows sweep (its finishing pass) else 0, c = passes of the dn row sums, "
@@ -125,5 +129,5 @@ register_plan(PassPlan(
           "rejected candidate",
     params=("n", "n_features", "layout", "n_evals", "split", "cached", "n_rejects",
             "adaptive", "loop_cap", "fanin", "float_blend", "max_outputs", "tiled",
-            "tile_jb", "tile_points", "tile_s_lane", "tile_unroll")))
+            "tile_jb", "tile_points", "tile_s_lane", "tile_unroll", "stress_host")))
 

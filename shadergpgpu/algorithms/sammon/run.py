@@ -21,11 +21,13 @@ from .tiles import blocked_source
 class _Run:
     """Device state of one fit: textures, prepared passes and the step control."""
 
-    def __init__(self, dev, X, Y0, est, rows=None, sum_dn=None):
+    def __init__(self, dev, X, Y0, est, rows=None, sum_dn=None, geo=None):
         # rows: (lo, hi) when only those points' row sums are computed (a Dask shard);
         # sum_dn: sum dn known from an earlier setup of the same X (no row-sum passes; for
-        # timing update variants, benchmarks/diag/sammon_variants.py)
+        # timing update variants, benchmarks/diag/sammon_variants.py); geo: fit_geometry's
+        # answer for this device, X's shape and est, when the caller has it already
         self.dev, self.est = dev, est
+        self._geo = geo
         self.rows = rows
         self._known_sum_dn = sum_dn
         self._check_update = False
@@ -46,7 +48,7 @@ class _Run:
         self.n, self.m = n, Y0.shape[1]
         # every layout, the cache, the sweep and its loop-cap cuts from the shapes: a fit the
         # device cannot hold is refused before anything is allocated
-        geo = fit_geometry(dev, n, d, self.m, est)
+        geo = self._geo or fit_geometry(dev, n, d, self.m, est)
         order = geo.order
         # Centred on the host (float64): distances unchanged, norms small (the tiled sweep's
         # |x_i|^2 + |x_j|^2 - 2 x_i.x_j cancels less).
@@ -57,7 +59,10 @@ class _Run:
         self.pos_layout = geo.pos_layout
         self.vec_layout = geo.vec_layout
         self.Y = [self._keep(dev.alloc(self.pos_layout)) for _ in range(3)]
-        self.Y[0].set(Y0.astype(np.float32))
+        # the start positions as uploaded: the first update's spot check reads them here
+        # instead of back from the device
+        self._y0_32 = Y0.astype(np.float32)
+        self.Y[0].set(self._y0_32)
         self.G = [self._keep(dev.alloc(self.pos_layout)) for _ in range(2)]
         self.S = self._keep(dev.alloc(self.vec_layout))
         self.V = self._keep(dev.alloc(self.vec_layout))
@@ -74,7 +79,7 @@ class _Run:
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
                 dev.run(DIST, self.D, inputs={"X": self.X},
-                        defines={"SOURCE": SOURCES[est.layout], "SHARED": int(geo.software)})
+                        defines={"SOURCE": SOURCES[est.layout], "SHARED": int(geo.fetch_variants)})
                 sum_dn = _reduce.total(dev, self.D)
                 src_inputs = {"D": self.D}
             elif self._known_sum_dn is not None:
@@ -137,14 +142,16 @@ class _Run:
                                 uniforms={"blk0": b0, "n_blk": nb,
                                           "keep_prev": 1.0 if k == 0 else 0.0,
                                           "dm_floor": self.dm_floor, "mu": 0.0},
-                                defines={"Y_STEP": int(geo.software),
-                                         "Y_DIMS": self.m if geo.software else 4},
+                                defines={"Y_STEP": int(geo.fetch_variants),
+                                         "Y_DIMS": self.m if geo.fetch_variants else 4},
                                 accumulate="add" if k > 0 else None)
                 self.passes.append(p)
         self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])
         self.split = geo.split
-        self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
-        self._chains.append(self.stress_sum)
+        self.stress_host = bool(_step.STRESS_ON_HOST)
+        if not self.stress_host:
+            self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
+            self._chains.append(self.stress_sum)
 
     # ---- helpers ---------------------------------------------------------------------------
     def _keep(self, a):
@@ -180,14 +187,18 @@ class _Run:
                     if wait:
                         dev.finish()
         with dev.phase("sammon/stress"):
-            self.stress_sum.run()
-            s = float(self.stress_sum.result.get()[0])
+            if self.stress_host:
+                s = float(self.S.get()[:, 0].sum(dtype=np.float64))
+            else:
+                self.stress_sum.run()
+                s = float(self.stress_sum.result.get()[0])
         self.eval_s.append(time.perf_counter() - t0)
         if self._check_update:
             # the first update of a fit (from the start positions): a few rows of g and s
             # against float64 on the host (a dropped or cut pass must raise, not fit)
             self._check_update = False
-            _spot_check_update(dev, g_out, self.S, self._xc, y_in.get(), self.dm_floor,
+            y = self._y0_32 if y_in is self.Y[0] else y_in.get()
+            _spot_check_update(dev, g_out, self.S, self._xc, y, self.dm_floor,
                                *(self.rows or ()))
         return s / self.sum_dn
 

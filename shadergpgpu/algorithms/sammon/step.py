@@ -1,6 +1,7 @@
 """The step control of a fit: eq. 4's mu normalised into the adaptive fit's first step
 (:func:`start_step`), the bold-driver rule (:class:`StepRule`, used by one device and by the
-cluster driver) and the floor of dm in the update (:data:`DM_FLOOR`)."""
+cluster driver), the floor of dm in the update (:data:`DM_FLOOR`) and where the stress that
+the rule judges is summed (:data:`STRESS_ON_HOST`)."""
 from __future__ import annotations
 
 #: RMS move of the first adaptive step, as a fraction of the embedding's RMS spread.
@@ -53,3 +54,12 @@ class StepRule:
 #: dm_ij is clamped from below by DM_FLOOR * mean(dn) in the update (coinciding targets give a
 #: zero term, not 0 * inf).
 DM_FLOOR = 1e-6
+
+
+#: Where the stress of each evaluated position set is summed: False (the default) by the
+#: device sum reduction (its passes, then one float read back); True by reading the per-point
+#: terms s back (one texel per point) and summing them in float64 on the host, as the cluster
+#: driver does: no reduction passes, one larger read. For the small fits whose evaluations are
+#: a few passes and a wait each (``benchmarks/diag/sammon_versus.py --variants`` times both).
+#: Read at the start of each fit (and by the pass plan).
+STRESS_ON_HOST = False

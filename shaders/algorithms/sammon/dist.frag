@@ -4,7 +4,7 @@
 // SHARED (0 or 1; row-major X only): 0 computes each lane on its own (src_dist1), 1 the four
 // lanes together (src_block over the texel's four points: point i's texel fetched once per
 // coordinate texel for the four pairs; the same sums, in the same order, so the same bits).
-// The sammon geometry chooses 1 on a CPU renderer.
+// The sammon geometry chooses 1 on every device (geometry.CPU_VARIANTS).
 #include "source_dist.glsl"
 
 void main() {

@@ -18,9 +18,9 @@
 // (Y_GRID_W == 1), texel t at (t % Y_TEX_W, t / Y_TEX_W), wrapped or not): no integer
 // division by the shape uniform per pair, which a CPU renderer runs lane by lane; the pair
 // terms in Y_DIMS (1 .. 4, the positions' m) components instead of all four (the others are
-// 0 and add nothing); two blocks a loop step. The sammon geometry chooses it on a CPU
-// renderer. The same texels and sums, so the same bits (but for the sign of a zero in G's
-// padding lanes).
+// 0 and add nothing); two blocks a loop step. The sammon geometry chooses it on every device
+// (geometry.CPU_VARIANTS). The same texels and sums, so the same bits (but for the sign of a
+// zero in G's padding lanes).
 #include "source_dist.glsl"
 
 #if Y_STEP
