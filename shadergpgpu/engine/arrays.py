@@ -242,7 +242,8 @@ def upload(array, data: np.ndarray) -> None:
     if dev.tracer is not None:
         dev.tracer.upload(array.texture, data)
     dev.counter.event("upload", data.nbytes)
-    array.texture.write(data)
+    from .transfer import write
+    write(array, data)
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:

@@ -52,6 +52,10 @@ _BUFFER_PROTOS = {
     "glFenceSync": (ctypes.c_void_p, [ctypes.c_uint, ctypes.c_uint]),
     "glClientWaitSync": (ctypes.c_uint, [ctypes.c_void_p, ctypes.c_uint, ctypes.c_uint64]),
     "glDeleteSync": (None, [ctypes.c_void_p]),
+    "glPixelStorei": (None, [ctypes.c_uint, ctypes.c_int]),
+    "glTexSubImage2D": (None, [ctypes.c_uint, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                               ctypes.c_int, ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
+                               ctypes.c_void_p]),
     "glFlush": (None, []),
 }
 

@@ -15,8 +15,10 @@ Where the context has immutable buffer storage (GL 4.4 or ``GL_ARB_buffer_storag
 objects live in page-locked client memory, mapped once for their lifetime
 (:class:`MappedBuffer`): the texture's bytes arrive there by DMA and one numpy copy moves them
 into the destination, with no map call per readback (which waited and copied again). On an
-H200 this reads 8.7-9.3 GB/s against 4.2-5.1 GB/s through moderngl's buffers
-(``benchmarks/diag/readback_paths.py``).
+H200 this reads 8.7-9.3 GB/s against 4.2-9.4 GB/s through moderngl's buffers, depending on the
+host (``benchmarks/diag/readback_paths.py``). Uploads from ``PBO_MIN_BYTES`` on take the same
+kind of buffer the other way (:func:`write`): one numpy copy into it, then a copy on the device
+that later passes are ordered after; the host returns as soon as its copy is done.
 """
 from __future__ import annotations
 
@@ -38,8 +40,10 @@ MAPPED = True
 #: read through buffer objects on a software renderer too (tests force the GPU path with it)
 PBO_ON_SOFTWARE = False
 
-_PACK = 0x88EB                      # GL_PIXEL_PACK_BUFFER
-_MAP_READ, _PERSISTENT, _COHERENT, _CLIENT = 0x1, 0x40, 0x80, 0x200
+_PACK, _UNPACK = 0x88EB, 0x88EC     # GL_PIXEL_PACK_BUFFER, GL_PIXEL_UNPACK_BUFFER
+_MAP_READ, _MAP_WRITE, _PERSISTENT, _COHERENT, _CLIENT = 0x1, 0x2, 0x40, 0x80, 0x200
+_TEXTURE_2D, _RGBA, _FLOAT, _UNPACK_ALIGNMENT = 0x0DE1, 0x1908, 0x1406, 0x0CF5
+GL_TEXTURE0 = 0x84C0
 _SYNC_COMPLETE, _SYNC_FLUSH = 0x9117, 0x1
 _TIMEOUT_EXPIRED, _WAIT_FAILED = 0x911B, 0x911D
 
@@ -49,12 +53,16 @@ def _mappable(ctx) -> bool:
 
 
 class MappedBuffer:
-    """A pixel pack buffer in page-locked client memory, mapped for reading for its whole life.
+    """A pixel buffer in page-locked client memory, mapped for its whole life: for reading
+    (a pack buffer, readbacks) or, with ``write=True``, for writing (an unpack buffer, uploads).
 
-    :meth:`issue` starts the copy of a texture into it (returns at once), :meth:`wait_into`
-    waits for that copy (a fence, no map call) and copies the bytes into a numpy array."""
+    Readback: :meth:`issue` starts the copy of a texture into it (returns at once),
+    :meth:`wait_into` waits for that copy (a fence, no map call) and copies the bytes into a
+    numpy array. Upload: :meth:`upload` copies a numpy array's bytes into it (after the
+    previous upload from it has been consumed) and starts the copy into a texture on the
+    device (returns at once; the caller's array may change afterwards)."""
 
-    def __init__(self, ctx, nbytes: int):
+    def __init__(self, ctx, nbytes: int, write: bool = False):
         from .glraw import GLRaw
         gl = self._gl = GLRaw.get().buffers()
         GLRaw.get().drain()
@@ -62,15 +70,19 @@ class MappedBuffer:
         gl.glGenBuffers(1, ctypes.byref(name))
         self.glo = name.value
         self.size = nbytes
+        self.write = write
+        self._target = _UNPACK if write else _PACK
         self._fence = None
-        gl.glBindBuffer(_PACK, self.glo)
-        gl.glBufferStorage(_PACK, nbytes, None, _MAP_READ | _PERSISTENT | _COHERENT | _CLIENT)
-        ptr = gl.glMapBufferRange(_PACK, 0, nbytes, _MAP_READ | _PERSISTENT | _COHERENT)
-        gl.glBindBuffer(_PACK, 0)
+        access = (_MAP_WRITE if write else _MAP_READ) | _PERSISTENT | _COHERENT
+        gl.glBindBuffer(self._target, self.glo)
+        gl.glBufferStorage(self._target, nbytes, None, access | _CLIENT)
+        ptr = gl.glMapBufferRange(self._target, 0, nbytes, access)
+        gl.glBindBuffer(self._target, 0)
         err = GLRaw.get().glGetError()
         if not ptr or err:
             self._delete()
-            raise OSError(f"a mapped readback buffer of {nbytes} bytes failed (GL error 0x{err:04X})")
+            raise OSError(f"a mapped transfer buffer of {nbytes} bytes failed "
+                          f"(GL error 0x{err:04X})")
         self._view = np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(ptr))
 
     def issue(self, dev, array) -> None:
@@ -80,26 +92,49 @@ class MappedBuffer:
         lay = array.layout
         dev._framebuffer([array]).use()
         gl.glBindBuffer(_PACK, self.glo)
-        gl.glReadPixels(0, 0, lay.tex_w, lay.tex_h, 0x1908, 0x1406, None)   # RGBA, FLOAT
+        gl.glReadPixels(0, 0, lay.tex_w, lay.tex_h, _RGBA, _FLOAT, None)
         gl.glBindBuffer(_PACK, 0)
         self._fence = gl.glFenceSync(_SYNC_COMPLETE, 0)
         gl.glFlush()
 
-    def wait_into(self, dest: np.ndarray) -> None:
+    def _wait(self) -> None:
         gl = self._gl
         if self._fence is not None:
             while True:
                 r = gl.glClientWaitSync(self._fence, _SYNC_FLUSH, 1_000_000_000)
                 if r == _WAIT_FAILED:
-                    raise RuntimeError("waiting for a readback failed (glClientWaitSync)")
+                    raise RuntimeError("waiting for a transfer failed (glClientWaitSync)")
                 if r != _TIMEOUT_EXPIRED:
                     break
             gl.glDeleteSync(self._fence)
             self._fence = None
+
+    def wait_into(self, dest: np.ndarray) -> None:
+        self._wait()
         flat = dest.reshape(-1).view(np.uint8)
         if flat.size != self.size:
             raise AssertionError(f"readback of {self.size} bytes into {flat.size}")
         np.copyto(flat, self._view)
+
+    def upload(self, array, data: np.ndarray) -> None:
+        """Copy ``data`` (the texture's texels, C-contiguous float32) into this buffer, then
+        start its copy into ``array``'s texture."""
+        from .glraw import GLRaw
+        self._wait()                  # the previous upload from this buffer has been consumed
+        flat = data.reshape(-1).view(np.uint8)
+        if flat.size != self.size:
+            raise AssertionError(f"upload of {flat.size} bytes from a {self.size}-byte buffer")
+        np.copyto(self._view, flat)
+        raw, gl = GLRaw.get(), self._gl
+        lay = array.layout
+        raw.glActiveTexture(GL_TEXTURE0 + _scratch_unit(array.device))
+        raw.glBindTexture(_TEXTURE_2D, array.texture.glo)
+        gl.glBindBuffer(_UNPACK, self.glo)
+        gl.glPixelStorei(_UNPACK_ALIGNMENT, 4)
+        gl.glTexSubImage2D(_TEXTURE_2D, 0, 0, 0, lay.tex_w, lay.tex_h, _RGBA, _FLOAT, None)
+        gl.glBindBuffer(_UNPACK, 0)
+        self._fence = gl.glFenceSync(_SYNC_COMPLETE, 0)
+        gl.glFlush()
 
     def _delete(self) -> None:
         name = ctypes.c_uint(self.glo)
@@ -111,11 +146,20 @@ class MappedBuffer:
                 self._gl.glDeleteSync(self._fence)
                 self._fence = None
             self._view = None
-            self._gl.glBindBuffer(_PACK, self.glo)
-            self._gl.glUnmapBuffer(_PACK)
-            self._gl.glBindBuffer(_PACK, 0)
+            self._gl.glBindBuffer(self._target, self.glo)
+            self._gl.glUnmapBuffer(self._target)
+            self._gl.glBindBuffer(self._target, 0)
             self._delete()
             self.glo = 0
+
+
+def _scratch_unit(dev) -> int:
+    """The texture unit uploads bind their texture on: the last one, as moderngl's own
+    writes do (passes bind their inputs on units from 0 before every draw)."""
+    unit = getattr(dev, "_scratch_unit", None)
+    if unit is None:
+        unit = dev._scratch_unit = int(dev.ctx.info["GL_MAX_COMBINED_TEXTURE_IMAGE_UNITS"]) - 1
+    return unit
 
 
 class PboPool:
@@ -127,17 +171,20 @@ class PboPool:
         self._free: list = []
         self._mappable = None
 
-    def take(self, nbytes: int):
+    def take(self, nbytes: int, write: bool = False):
+        """A buffer of ``nbytes`` for a readback, or with ``write`` a mapped one for an upload
+        (None where there is none: the upload then goes straight)."""
         mapped = MAPPED and self.mapped_available()
         for i, b in enumerate(self._free):
-            if b.size == nbytes and isinstance(b, MappedBuffer) == mapped:
+            kind = b.write if isinstance(b, MappedBuffer) else None   # moderngl: reads only
+            if b.size == nbytes and (kind == write if mapped else kind is None and not write):
                 return self._free.pop(i)
         if mapped:
             try:
-                return MappedBuffer(self.ctx, nbytes)
+                return MappedBuffer(self.ctx, nbytes, write=write)
             except (OSError, AttributeError):
                 self._mappable = False
-        return self.ctx.buffer(reserve=nbytes)
+        return None if write else self.ctx.buffer(reserve=nbytes)
 
     def mapped_available(self) -> bool:
         if self._mappable is None:
@@ -299,3 +346,21 @@ def read_rect(dev, a, rect) -> np.ndarray:
     if dev.tracer is not None:
         dev.tracer.read(a.texture, out, rect=(x, y, w, h))
     return out
+
+
+def write(array, data: np.ndarray) -> None:
+    """Write the texels ``data`` into ``array``'s texture: from ``PBO_MIN_BYTES`` on, on a GPU
+    with buffer storage, through a page-locked mapped buffer (one host copy at memory speed,
+    then a copy on the device that later passes wait for), else straight."""
+    dev = array.device
+    nbytes = data.nbytes
+    if not _straight(dev, nbytes) and MAPPED and data.flags.c_contiguous and \
+            nbytes == array.layout.tex_w * array.layout.tex_h * 16:
+        buf = dev._pbos.take(nbytes, write=True)
+        if buf is not None:
+            try:
+                buf.upload(array, data)
+            finally:
+                dev._pbos.give(buf)
+            return
+    array.texture.write(data)
