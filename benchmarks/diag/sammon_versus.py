@@ -150,8 +150,12 @@ print("RESULT " + json.dumps(out))
 
 
 def run_tree(root: Path, args, per_pair: bool = False, stress_host: bool = False) -> dict:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(root)
+    # the tree first; the rest of the caller's path kept (where the wheels may live), with
+    # this tree's own root dropped from it
+    here = str(Path(__file__).resolve().parents[2])
+    rest = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+            if p and Path(p).resolve() != Path(here)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), *rest]))
     a = dict(n=args.n, iters=args.iters, reps=args.reps, warm=args.warm,
              profile=args.profile, per_pair=per_pair, stress_host=stress_host)
     r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(a)], capture_output=True,
