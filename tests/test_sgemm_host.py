@@ -41,6 +41,9 @@ def forced(monkeypatch):
     monkeypatch.setattr(H, "HOST_MIN_WORK", 0)
     monkeypatch.setattr(H, "HOST_MIN_BLOCK_ELEMS", 0)
     monkeypatch.setattr(H, "HOST_BLOCKS", 3)
+    # on a GPU a block holds at least one buffer object's worth of texels (asynchronous
+    # readbacks): from any size on here, so the small blocks read back asynchronously too
+    monkeypatch.setattr(transfer, "PBO_MIN_BYTES", 0)
     monkeypatch.setattr(H, "pipelined", spy)
     return calls
 
