@@ -264,3 +264,17 @@ def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, monkeypat
     np.testing.assert_allclose(a1.stress_history_, a0.stress_history_, rtol=1e-5)
     np.testing.assert_allclose(a1.embedding_, a0.embedding_, rtol=0,
                                atol=1e-4 * np.abs(a0.embedding_).max())
+
+
+def test_stress_sum_default_follows_the_device_kind(monkeypatch):
+    """STRESS_ON_HOST = None (the default): summed on the host where kernels are chosen for a
+    GPU (a GPU, or counting under a GPU's calibrated profile), by the device reduction on a
+    software renderer; True / False override both."""
+    from shadergpgpu.algorithms.sammon import step
+    from types import SimpleNamespace
+    gpu, sw = SimpleNamespace(plans_for_software=False), SimpleNamespace(plans_for_software=True)
+    assert step.STRESS_ON_HOST is None
+    assert step.stress_on_host(gpu) is True and step.stress_on_host(sw) is False
+    for forced in (True, False):
+        monkeypatch.setattr(step, "STRESS_ON_HOST", forced)
+        assert step.stress_on_host(gpu) is forced and step.stress_on_host(sw) is forced

@@ -77,7 +77,7 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     """
     n, n_features = int(n), int(n_features)
     if stress_host is None:
-        stress_host = _step.STRESS_ON_HOST
+        stress_host = bool(_step.STRESS_ON_HOST)
     red = _sum_passes(n, fanin)                       # S and V: one texel per point
     source = sweep_source(layout, cached, tiled)
     kern = update_kernel(source, max_outputs, tile_jb, tile_s_lane, tile_points)
@@ -111,7 +111,8 @@ def plan_params(est, dev) -> dict:
                 max_outputs=dev.max_outputs, tiled=est.tiled_, tile_jb=est.tile_jb_,
                 tile_points=getattr(est, "tile_points_", None),
                 tile_s_lane=getattr(est, "tile_s_lane_", None),
-                tile_unroll=getattr(est, "tile_unroll_", None))
+                tile_unroll=getattr(est, "tile_unroll_", None),
+                stress_host=_step.stress_on_host(dev))
 
 
 register_plan(PassPlan(

@@ -148,7 +148,7 @@ class _Run:
                 self.passes.append(p)
         self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])
         self.split = geo.split
-        self.stress_host = bool(_step.STRESS_ON_HOST)
+        self.stress_host = _step.stress_on_host(dev)
         if not self.stress_host:
             self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
             self._chains.append(self.stress_sum)

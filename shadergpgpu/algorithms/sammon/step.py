@@ -56,10 +56,18 @@ class StepRule:
 DM_FLOOR = 1e-6
 
 
-#: Where the stress of each evaluated position set is summed: False (the default) by the
-#: device sum reduction (its passes, then one float read back); True by reading the per-point
-#: terms s back (one texel per point) and summing them in float64 on the host, as the cluster
-#: driver does: no reduction passes, one larger read. For the small fits whose evaluations are
-#: a few passes and a wait each (``benchmarks/diag/sammon_versus.py --variants`` times both).
-#: Read at the start of each fit (and by the pass plan).
-STRESS_ON_HOST = False
+#: Where the stress of each evaluated position set is summed: False by the device sum reduction
+#: (its passes, then one float read back); True by reading the per-point terms s back (one
+#: texel per point) and summing them in float64 on the host, as the cluster driver does: no
+#: reduction passes, one larger read. None (the default): on the host where the device is a
+#: GPU (the fit at N = 2,000 took 0.70 of the device sum's time on an H200), by the device on a
+#: software renderer (no gain there: 1.05x). ``benchmarks/diag/sammon_versus.py --variants``
+#: times both. Read at the start of each fit (and by the pass plan): :func:`stress_on_host`.
+STRESS_ON_HOST = None
+
+
+def stress_on_host(dev) -> bool:
+    """Whether fits on ``dev`` sum the stress on the host (:data:`STRESS_ON_HOST`)."""
+    if STRESS_ON_HOST is None:
+        return not dev.plans_for_software
+    return bool(STRESS_ON_HOST)
