@@ -37,6 +37,7 @@ class BackpropNet:
         self.dev = dev = val.pick_device(device, [])
         self.sizes = L = _check_sizes(sizes)
         self.schedule = val.choice(schedule, "schedule", SCHEDULES)
+        self._api_event = f"api:backprop-{self.schedule}"
         self.packed = p = bool(packed)
         self.lr = val.real(lr, "lr", lo=0.0, closed="neither")
         X = val.array(X, "X").astype(np.float64)
@@ -102,6 +103,8 @@ class BackpropNet:
     def step(self, n: int = 1) -> None:
         """Issue ``n`` learning steps (no readback, no wait)."""
         phase = self.dev.phase
+        # the cost model prices the call's host work, per schedule (their Python differs)
+        self.dev.counter.event(self._api_event)
         # Pass.repeat draws its passes after the first with the bound state, which is only
         # right for accumulation by blending; ping-pong accumulation goes pass by pass
         fast = self.dev.float_blending
