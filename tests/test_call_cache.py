@@ -159,3 +159,247 @@ def test_elementwise_direct_path_equals_the_general_path(dev):
     np.testing.assert_allclose(out.get(), 2 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
     k(X, Y, 1.0, X)                                    # output aliases an input: general path
     np.testing.assert_allclose(X.get(), x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
+
+
+def test_one_kernel_on_alternating_layouts(dev):
+    """The same kernel and argument names on arrays of several layouts, call after call (as
+    the levels of a reduction do): each call draws its own shapes and counts its own work."""
+    rng = np.random.default_rng(5)
+    shapes = [(3, 7), (1, 40), (6, 2), (3, 7), (2, 2), (1, 1)]
+    arrays = [(rng.standard_normal(s).astype(np.float32), rng.standard_normal(s).astype(
+        np.float32)) for s in shapes]
+    dev.counter.reset()
+    frags = 0
+    for rep in range(3):
+        for k, (x, y) in enumerate(arrays):
+            X, Y = dev.array(x), dev.array(y)
+            out = dev.empty_like(X)
+            a = float(k + rep)
+            dev.run(SAXPY, out, inputs={"X": X, "Y": Y}, uniforms={"alpha": a})
+            np.testing.assert_allclose(out.get(), a * x.astype(np.float64) + y, rtol=1e-6,
+                                       atol=1e-6)
+            w, h = X.layout.tex_size
+            frags += w * h
+            for arr in (X, Y, out):
+                arr.release()
+    n = 3 * len(shapes)
+    assert dev.counter.passes["default"] == n
+    assert dev.counter.fragments["default"] == frags
+    assert dev.counter.flops["default"] == 8 * frags
+    assert dev.counter.events["default", "run"] == n
+
+
+def test_defaults_and_given_values_of_one_program_alternate(dev):
+    """A uniform with a default, given in one call and left out in the next (two signatures
+    that share the program): each call draws with its own value."""
+    k = sg.Kernel(source="void main() { OUT = X_texel(OUT_grid().x, OUT_grid().y) * s; }",
+                  inputs={"X": sg.In(like="OUT")}, uniforms={"s": ("float", 2.0)},
+                  name="test/scale_default")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    X = dev.array(x)
+    out = dev.empty_like(X)
+    for v in (5.0, None, -1.0, None, None, 3.0):
+        if v is None:
+            dev.run(k, out, inputs={"X": X})
+            want = 2.0 * x
+        else:
+            dev.run(k, out, inputs={"X": X}, uniforms={"s": v})
+            want = v * x
+        np.testing.assert_array_equal(out.get(), want)
+
+
+def test_redeclared_work_is_counted_from_the_next_call(dev):
+    k = sg.Kernel(source="void main() { OUT = X_texel(OUT_grid().x, OUT_grid().y) + s; }",
+                  inputs={"X": sg.In(like="OUT")}, uniforms={"s": "float"},
+                  name="test/add_work", work=lambda a: {"flops": 4, "fetches": 1})
+    X = dev.array(np.ones((2, 8)))
+    out = dev.empty_like(X)
+    w, h = X.layout.tex_size
+    with dev.phase("w1"):
+        for _ in range(3):
+            dev.run(k, out, inputs={"X": X}, uniforms={"s": 1.0})
+    k.work = lambda a: {"flops": 10 * a.uniforms["s"], "fetches": 1}
+    with dev.phase("w2"):
+        for s in (1.0, 1.0, 2.0):
+            dev.run(k, out, inputs={"X": X}, uniforms={"s": s})
+    assert dev.counter.flops["w1"] == 3 * 4 * w * h
+    assert dev.counter.flops["w2"] == (10 + 10 + 20) * w * h
+    np.testing.assert_array_equal(out.get(), np.full((2, 8), 3.0))
+
+
+def test_list_outputs_of_a_known_signature(dev):
+    """Outputs given as a list (OUT0..): new arrays each call, a released one refused."""
+    k = sg.Kernel(source="void main() { vec4 v = X_texel(OUT0_grid().x, OUT0_grid().y);"
+                         " OUT0 = v * s; OUT1 = v + s; }",
+                  inputs={"X": sg.In(like="OUT0")}, outputs=2, uniforms={"s": "float"},
+                  name="test/two_outputs")
+    x = np.random.default_rng(6).standard_normal((4, 5)).astype(np.float32)
+    X = dev.array(x)
+    for s in (1.5, -2.0, 0.25):
+        a, b = dev.empty_like(X), dev.empty_like(X)
+        dev.run(k, [a, b], inputs={"X": X}, uniforms={"s": s})
+        np.testing.assert_allclose(a.get(), s * x.astype(np.float64), rtol=1e-6)
+        np.testing.assert_allclose(b.get(), x.astype(np.float64) + s, rtol=1e-6, atol=1e-6)
+        b.release()
+        with pytest.raises(ValueError, match="released"):
+            dev.run(k, [a, b], inputs={"X": X}, uniforms={"s": s})
+        with pytest.raises(ValueError, match="both an input and an output"):
+            dev.run(k, [a, X], inputs={"X": X}, uniforms={"s": s})
+        a.release()
+
+
+SCALE_AT = sg.Kernel(source="""
+void main() {
+    vec4 v = vec4(0.0);
+    for (int l = 0; l < 4; ++l)
+        if (OUT_live(l)) { ivec2 p = OUT_pos(l); v[l] = s * X_at(p.x, p.y); }
+    OUT = v;
+}""", inputs=("X",), uniforms={"s": "float"}, name="test/scale_at",
+    work=lambda a: {"flops": 4 * a.uniforms["s"], "fetches": 4})
+
+
+def test_element_addressed_calls_of_two_layouts_between_prepared_passes(dev):
+    """One kernel, the same names, two layouts whose shape uniforms differ, and a prepared
+    pass of the kernel in between (all share one program): each draw uses its own shapes."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((5, 9)).astype(np.float32)
+    b = rng.standard_normal((6, 30)).astype(np.float32)
+    A, B = dev.array(a), dev.array(b)
+    oa, ob = dev.empty((5, 9)), dev.empty((6, 30))
+    p = dev.prepare(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": -1.0})
+    for s in (2.0, 3.0, 3.0):
+        dev.run(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": s})
+        np.testing.assert_allclose(oa.get(), s * a.astype(np.float64), rtol=1e-6)
+        dev.run(SCALE_AT, ob, inputs={"X": B}, uniforms={"s": s})
+        np.testing.assert_allclose(ob.get(), s * b.astype(np.float64), rtol=1e-6)
+        p.run()
+        np.testing.assert_allclose(oa.get(), -a.astype(np.float64), rtol=1e-6)
+        dev.run(SCALE_AT, ob, inputs={"X": B}, uniforms={"s": s})
+        np.testing.assert_allclose(ob.get(), s * b.astype(np.float64), rtol=1e-6)
+        dev.run(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": s})
+        np.testing.assert_allclose(oa.get(), s * a.astype(np.float64), rtol=1e-6)
+
+
+def test_work_of_values_another_pass_put_in_the_program(dev):
+    """A call whose value is the very object another pass of the program put there last
+    draws nothing new, but its declared work is that of its own value."""
+    x = np.ones((4, 4), np.float32)
+    X = dev.array(x)
+    out = dev.empty_like(X)
+    w, h = X.layout.tex_size
+    two = 2.0
+    p = dev.prepare(SCALE_AT, out, inputs={"X": X}, uniforms={"s": 5.0})
+    with dev.phase("v"):
+        for _ in range(2):
+            dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": 1.0})
+        p.set(s=two).run()
+        dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": two})
+    assert dev.counter.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0) * w * h
+    np.testing.assert_array_equal(out.get(), 2 * x)
+
+
+# a loop whose range reads a uniform only where a define asks for it: what a plan depends on
+# is what its functions read, per signature (the define is part of the signature)
+PARTIAL_SCALED = sg.Kernel(source="""
+void main() {
+    vec4 s = vec4(0.0);
+    for (int l = 0; l < 4; ++l) {
+        if (!OUT_live(l)) continue;
+        int r = OUT_pos(l).y;
+        for (int k = K_begin; k < K_end; ++k) s[l] += X_at(r, k);
+    }
+    OUT = s * scale;
+}""", inputs=("X",), uniforms={"upto": "int", "scale": "float"}, defines={"ALL": 0},
+    split=Split("K", length=lambda a: a.X.cols if a.defines["ALL"] else a.uniforms["upto"],
+                cost=4, extra=4),
+    work=lambda a: {"flops": a.uniforms.get("scale", 0.0) * 0 + 4, "fetches": 1},
+    name="test/partial_scaled")
+
+
+def test_plans_follow_the_values_they_read(dev):
+    """Cuts and work are remembered per values of the uniforms the kernel's functions read:
+    a value they do not read changes nothing, one they read is followed, in both defines."""
+    x = np.random.default_rng(8).random((3, 200)).astype(np.float32)
+    X = dev.array(x)
+    out = dev.empty((1, 3))
+    for all_cols in (0, 1):
+        for upto, scale in ((10, 1.0), (150, 2.0), (150, -1.0), (3, 0.5), (200, 2.0),
+                            (150, 3.0), (10, 1.0)):
+            before = dev.counter.total
+            dev.run(PARTIAL_SCALED, out, inputs={"X": X}, uniforms={"upto": upto, "scale": scale},
+                    defines={"ALL": all_cols})
+            cols = 200 if all_cols else upto
+            np.testing.assert_allclose(out.get()[0], scale * x[:, :cols].astype(np.float64).sum(1),
+                                       rtol=1e-5)
+            assert dev.counter.total - before == -(-cols * 4 // 60)
+
+
+ADDVEC = sg.Kernel(source="""
+void main() { ivec2 g = OUT_grid(); OUT = X_texel(g.x, g.y) + v; }""",
+                   inputs={"X": sg.In(like="OUT")}, uniforms={"v": "vec4"}, name="test/addvec")
+
+
+def test_uniform_values_changed_in_place_are_written_again(dev):
+    """A prepared pass and Device.run given the same list / array object for a vec4 uniform,
+    changed in place between runs: every run uses the values at its call (a held object is
+    never trusted to be unchanged)."""
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    X = dev.array(x)
+    out = dev.empty_like(X)
+    for v in (np.zeros(4, np.float32), [0.0, 0.0, 0.0, 0.0]):
+        p = dev.prepare(ADDVEC, out, inputs={"X": X}, uniforms={"v": v})
+        for k in range(3):
+            v[0], v[3] = float(k), -2.0 * k
+            p.run(v=v)
+            want = x.reshape(4, 2, 4) + np.array([k, 0, 0, -2.0 * k], np.float32)
+            np.testing.assert_array_equal(out.get(), want.reshape(4, 8))
+            v[1] = 5.0 + k
+            dev.run(ADDVEC, out, inputs={"X": X}, uniforms={"v": v})
+            want = x.reshape(4, 2, 4) + np.array([k, 5.0 + k, 0, -2.0 * k], np.float32)
+            np.testing.assert_array_equal(out.get(), want.reshape(4, 8))
+            v[1] = 0.0
+
+
+SCALED = sg.Kernel(source="""
+void main() {
+    vec4 s = vec4(0.0);
+    for (int l = 0; l < 4; ++l) {
+        if (!OUT_live(l)) continue;
+        int r = OUT_pos(l).y;
+        for (int k = K_begin; k < K_end; ++k) s[l] += scale * X_at(r, k) + float(shift);
+    }
+    OUT = s;
+}""", inputs=("X",), uniforms={"upto": "int", "scale": "float", "shift": "int"},
+    split=Split("K", length=lambda a: a.uniforms["upto"], cost=4, extra=4),
+    name="test/scaled_partial_rowsum")
+
+
+def test_split_pass_values_outside_and_inside_its_plan(dev):
+    """A prepared split pass: new values of uniforms its split does not read are written
+    without planning again, one it reads cuts the loop anew; results and passes follow every
+    call, and a bad value is still refused naming the uniform."""
+    x = np.random.default_rng(4).standard_normal((4, 200)).astype(np.float32)
+    X = dev.array(x)
+    out = dev.empty((1, 4))
+    p = dev.prepare(SCALED, out, inputs={"X": X}, uniforms={"upto": 200, "scale": 1.0,
+                                                             "shift": 0})
+    calls = [dict(scale=2.0), dict(shift=3), dict(scale=-0.5, shift=-1), dict(upto=7),
+             dict(scale=4.0), dict(upto=150, scale=1.5), dict(shift=2), dict(upto=200)]
+    vals = {"upto": 200, "scale": 1.0, "shift": 0}
+    seen = {}
+    for kw in calls:
+        vals.update(kw)
+        before = dev.counter.total
+        p.run(**kw)
+        want = vals["scale"] * x[:, :vals["upto"]].astype(np.float64).sum(1) + \
+            vals["shift"] * vals["upto"]
+        np.testing.assert_allclose(out.get().ravel(), want, rtol=1e-5, atol=1e-4)
+        drawn = dev.counter.total - before
+        assert drawn == p.passes_per_run
+        seen.setdefault(vals["upto"], drawn)
+        assert seen[vals["upto"]] == drawn          # the same cut for the same length
+    assert seen[7] == 1 and seen[200] > seen[150] > 1
+    with pytest.raises(TypeError, match="scale"):
+        p.run(scale="2")
+    with pytest.raises((TypeError, ValueError), match="shift"):
+        p.run(shift=2.5)

@@ -3,9 +3,12 @@
 Layers, bottom up: ``context`` (GL context and capabilities), ``layout`` (pure shape math and
 the GLSL accessors), ``arrays`` (textures and their pool), ``programs`` (shader files and the
 program cache), ``kernels`` (declared kernels: inputs, outputs, typed uniforms, loop work),
-``passes`` (compiled kernels, prepared passes, the pass counter), ``device`` (ties them
-together), ``plans`` (pass formulas), ``validation`` (input checks shared by every algorithm),
-``sanitizer`` (debug mode: reads out of range, NaN/Inf made by a kernel).
+``passes`` (compiled kernels, prepared passes), ``counter`` (the pass counter), ``drawing``
+and ``calls`` (``Device.run``: the checked path and the cached quick path of a known call),
+``transfer`` (uploads and readbacks, mapped buffers), ``device`` (ties them together),
+``plans`` (pass formulas), ``validation`` (input checks shared by every algorithm),
+``sanitizer`` (debug mode: reads out of range, NaN/Inf made by a kernel), ``model`` and
+``calibration`` (the cost model and its measurements).
 """
 from .arrays import DeviceArray, TexturePool
 from .context import Capabilities

@@ -1,6 +1,9 @@
 """The pass counter: render passes, fragments, GPU time and declared work per phase label.
 
-The pass-count reports and the cost model read it; every draw records into it.
+The pass-count reports and the cost model read it; every draw records into it. The fast paths
+(a prepared pass, a cached :meth:`Device.run <shadergpgpu.engine.device.Device.run>` call)
+count their draws in a :class:`Tally` (one integer per kind of draw), folded into the counter's
+dicts whenever anything reads them: every reader sees exact counts.
 """
 from __future__ import annotations
 
@@ -12,14 +15,43 @@ from contextlib import contextmanager
 #: the entries of each kernel are merged (PassCounter._compact).
 DRAWS_CAP = 4096
 
+#: At most this many tallies wait to be folded; past it the counter folds them all.
+TALLIES_CAP = 1024
+
+
+class Tally:
+    """Draws of one kind (label, kernel, draw path, fragments per pass, declared work, host
+    events per draw) counted in one integer ``n`` by a fast path; the counter folds ``n`` into
+    its dicts when it is read (:meth:`PassCounter.flush`). A fast path keeps its tally while
+    ``label`` and ``gen`` are the counter's, else asks the counter for a new one."""
+
+    __slots__ = ("n", "label", "gen", "kpass", "frags", "wkey", "events")
+
+    def __init__(self, label, gen, kernel: str, path: str, frags: int, work, events: tuple):
+        self.n = 0
+        self.label = label
+        self.gen = gen
+        self.kpass = (label, kernel, path)
+        self.frags = frags
+        self.wkey = None if work is None else (label, frags, work)
+        self.events = tuple((label, kind) for kind in events)
+
+
+#: A tally no counter holds: a fast path that has it asks for a real one at its next draw.
+STALE = Tally(None, None, "", "", 0, None, ())
+
 
 class PassCounter:
     """Counts passes, fragments and (optionally) GPU nanoseconds per phase label."""
 
     def __init__(self):
         self.label = "default"
-        self.passes: dict[str, int] = defaultdict(int)
-        self.fragments: dict[str, int] = defaultdict(int)
+        # passes, fragments, kpasses and events are read through properties that fold the
+        # tallies first (the fast paths count there); the draws write the dicts below
+        self._passes: dict[str, int] = defaultdict(int)
+        self._fragments: dict[str, int] = defaultdict(int)
+        self._tallies: list = []      # tallies of this generation, not folded yet
+        self._gen = object()          # a new one whenever _tallies is emptied
         self.gpu_ns: dict[str, int] = defaultdict(int)
         # declared work (kernels with work=): flops, texel fetches, bytes written, and the part
         # of the fetches that reads buffer textures (the model prices it apart). Passes log
@@ -35,14 +67,14 @@ class PassCounter:
         # (a Device.run call), "call" (a one-liner call), "upload" / "readback" (with their
         # bytes in event_bytes), "alloc" (an array from the pool), "texture" (a new texture)
         self.pending: list = []    # (timer query, label, kernel) not read yet (timing runs)
-        self.kpasses: dict = defaultdict(int)
+        self._kpasses: dict = defaultdict(int)
         self.dependent: dict = defaultdict(int)     # (label, kernel) -> passes reading the
         #                                             last draw's output (they cannot overlap)
         self.switches: dict = defaultdict(int)      # label -> draws into another target than
         #                                             the previous draw's (a software renderer
         #                                             hands each target's draws over apart)
         self.kgpu_ns: dict = defaultdict(int)
-        self.events: dict = defaultdict(int)
+        self._events: dict = defaultdict(int)
         self.event_bytes: dict = defaultdict(int)
 
     @contextmanager
@@ -58,9 +90,9 @@ class PassCounter:
         """Record ``count`` passes of ``fragments`` fragments each under the current label
         (of ``kernel``, drawn through ``path``; ``gpu_ns``: their device time)."""
         label = self.label
-        self.passes[label] += count
-        self.fragments[label] += fragments * count
-        self.kpasses[label, kernel, path] += count
+        self._passes[label] += count
+        self._fragments[label] += fragments * count
+        self._kpasses[label, kernel, path] += count
         if gpu_ns is not None:
             self.gpu_ns[label] += gpu_ns
             self.kgpu_ns[label, kernel] += gpu_ns
@@ -76,7 +108,7 @@ class PassCounter:
     def event(self, kind: str, nbytes: int = 0) -> None:
         """A host event the cost model prices (see ``events``) under the current label."""
         key = (self.label, kind)
-        self.events[key] += 1
+        self._events[key] += 1
         if nbytes:
             self.event_bytes[key] += nbytes
 
@@ -89,11 +121,83 @@ class PassCounter:
         if len(log) > DRAWS_CAP:
             self._fold()
 
+    def tally(self, kernel: str, path: str, frags: int, work, events: tuple = ()) -> Tally:
+        """A new :class:`Tally` under the current label for a fast path's draws of ``kernel``
+        (drawn through ``path``, ``frags`` fragments each, declared ``work`` or None, and one
+        host event of each kind in ``events`` per draw). The label and keys it will count
+        under are entered now, so the dicts keep the order in which draws first came."""
+        if len(self._tallies) >= TALLIES_CAP or len(self.work_log) > DRAWS_CAP:
+            self._fold()            # folds the tallies first
+        label = self.label
+        t = Tally(label, self._gen, kernel, path, frags, work, events)
+        for d, k in ((self._passes, label), (self._fragments, label),
+                     (self._kpasses, t.kpass), (self.work_log, t.wkey)):
+            if k is not None and k not in d:
+                d[k] = 0
+        for k in t.events:
+            if k not in self._events:
+                self._events[k] = 0
+        self._tallies.append(t)
+        return t
+
+    def flush(self) -> None:
+        """Fold the tallies' counts into the dicts (every reader calls it first); the fast
+        paths then ask for new tallies."""
+        tallies = self._tallies
+        if not tallies:
+            return
+        self._tallies = []
+        self._gen = object()
+        passes, frags, kp, ev, log = (self._passes, self._fragments, self._kpasses,
+                                      self._events, self.work_log)
+        for t in tallies:
+            n = t.n
+            if not n:
+                continue
+            t.n = 0
+            label = t.label
+            passes[label] += n
+            frags[label] += t.frags * n
+            kp[t.kpass] += n
+            for k in t.events:
+                ev[k] += n
+            if t.wkey is not None:
+                log[t.wkey] = log.get(t.wkey, 0) + n
+        if len(log) > DRAWS_CAP:
+            self._fold()
+
+    @property
+    def passes(self) -> dict:
+        """Render passes per label."""
+        self.flush()
+        return self._passes
+
+    @property
+    def fragments(self) -> dict:
+        """Fragments shaded per label."""
+        self.flush()
+        return self._fragments
+
+    @property
+    def kpasses(self) -> dict:
+        """Passes per (label, kernel name, draw path)."""
+        self.flush()
+        return self._kpasses
+
+    @property
+    def events(self) -> dict:
+        """Host events per (label, kind)."""
+        self.flush()
+        return self._events
+
     def _fold(self) -> None:
+        self.flush()
         log, self.work_log = self.work_log, {}
         w = self._work
         draws = self._draws
         for key, n in log.items():
+            if not n:       # entered by a tally (for the order) that has not counted yet
+                continue
             draws[key] = draws.get(key, 0) + n
             label, frags, work = key
             f = frags * n
@@ -152,11 +256,16 @@ class PassCounter:
         return self._work["buffer_fetches"]
 
     def reset(self) -> None:
+        for t in self._tallies:   # counted before the reset: dropped with the rest
+            t.n = 0
+        self._tallies = []
+        self._gen = object()
         self.pending = []
         self.work_log = {}
         self._draws = {}
-        for d in (self.passes, self.fragments, self.gpu_ns, *self._work.values(), self.kpasses,
-                  self.dependent, self.switches, self.kgpu_ns, self.events, self.event_bytes):
+        for d in (self._passes, self._fragments, self.gpu_ns, *self._work.values(),
+                  self._kpasses, self.dependent, self.switches, self.kgpu_ns, self._events,
+                  self.event_bytes):
             d.clear()
 
     @property

@@ -151,6 +151,7 @@ class Device(Drawing):
         # call signatures of Device.run already validated (drawing.py): no GL objects, only
         # what the checks decided; bounded like the compiled kernels it points at
         self._calls: dict = {}
+        self._quick: dict = {}   # their fast paths, by kernel and argument names (calls.py)
         self.cache_size = int(cache_size)
         self._blend = None
         self.ctx.disable(moderngl.BLEND)

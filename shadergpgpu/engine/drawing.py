@@ -15,12 +15,14 @@ import moderngl
 
 from . import sanitizer as _sanitizer
 from .arrays import DeviceArray
+from .calls import QUICK_LAYOUTS, QuickCall, _live, _Signature
 from .kernels import Kernel, check_uniform
 from .passes import CONTEXT, Compiled, Pass, blend_mode
 
 _BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
 
 _OUT_NAMES = tuple(f"OUT{k}" for k in range(16))
+_EMPTY: dict = {}
 
 
 def _output_table(outputs) -> dict:
@@ -40,75 +42,6 @@ def _combine_mode(blend, accumulate):
         raise ValueError("give blend= or accumulate=, not both")
     return b if b is not None else a
 
-
-
-def _live(dev, inputs: dict, outs: dict) -> bool:
-    """The per-call checks of a known signature: every array alive and on ``dev``, no array
-    both read and written (False: the full checks run and say what is wrong)."""
-    for a in outs.values():
-        if a._released or a.device is not dev:
-            return False
-    for a in inputs.values():
-        if getattr(a, "released", False) or getattr(a, "device", dev) is not dev:
-            return False
-        for o in outs.values():
-            if a is o:
-                return False
-    return True
-
-
-class _Signature:
-    """What one call signature decided (see :meth:`Drawing.run`): the compiled kernel, the
-    defines, uniform types and defaults, the layouts' shape uniforms, the viewport, and the
-    loop cuts and declared work per set of uniform values (they are functions of them)."""
-
-    __slots__ = ("dev", "kernel", "layouts", "defs", "slices", "compiled", "types", "defaults",
-                 "shapes", "out_names", "viewport", "frags", "mode", "_plans", "_fixed",
-                 "_work_fn", "fbo", "fbo_textures", "fbo_epoch", "work_key")
-
-    def __init__(self, dev, kernel, layouts, defs, slices):
-        self.dev, self.kernel, self.layouts, self.defs = dev, kernel, layouts, defs
-        self.slices = slices
-        self._plans: dict = {}
-        self.fbo = self.fbo_textures = self.work_key = None
-        self.fbo_epoch = -1
-        self._work_fn = kernel.__dict__.get("_declared_work")
-        # no loop, no split, no declared work: the plan does not depend on the values
-        self._fixed = ([], None) if kernel.loop is None and kernel.split is None and \
-            kernel.work is None else None
-
-    def plan(self, vals: dict) -> tuple:
-        """(loop cuts, declared work) for these uniform values."""
-        if self.kernel.__dict__.get("_declared_work") is not self._work_fn:  # work= changed
-            self._work_fn = self.kernel.__dict__.get("_declared_work")
-            self._plans.clear()
-            self._fixed = None
-        if self._fixed is not None:
-            return self._fixed
-        try:
-            key = tuple(vals.items())
-            got = self._plans.get(key)
-        except TypeError:
-            key = got = None
-        if got is None:
-            k, d = self.kernel, self.defs
-            got = (k.slices(self.layouts, vals, d, self.dev.loop_cap, self.slices or 1),
-                   k.work_of(self.layouts, vals, d))
-            if key is not None:
-                if len(self._plans) >= 64:
-                    self._plans.clear()
-                self._plans[key] = got
-        return got
-
-    def finish(self, c, uniforms, layouts, viewport, frags, mode) -> None:
-        k = self.kernel
-        self.compiled = c
-        self.types = {n: t for n, (t, _) in k.uniforms.items()}
-        self.defaults = {n: d for n, (_, d) in k.uniforms.items()
-                         if n not in uniforms and d is not None}
-        self.shapes = [(f"sg_{n}_shape", a.shape_uniform) for n, a in layouts.items()]
-        self.out_names = tuple(k.outputs)
-        self.viewport, self.frags, self.mode = viewport, frags, mode
 
 
 class Drawing:
@@ -133,8 +66,26 @@ class Drawing:
         """
         if CONTEXT.current is not self._token:
             self.activate()
+        qkey = None
+        if blend is False and rect is None and slices is None and accumulate is None and \
+                not defines and (inputs is None or type(inputs) is dict) and \
+                (uniforms is None or type(uniforms) is dict):
+            # a plain call: one lookup on the kernel and the names (calls.py); the outputs
+            # as one array (named OUT: 0) or a list of k arrays (OUT0.., k)
+            ins = _EMPTY if inputs is None else inputs
+            to = type(outputs)
+            if to is DeviceArray:
+                qkey = (kernel, 0, *ins, None, *(uniforms or ()))
+                outputs_t = (outputs,)
+            elif (to is list or to is tuple) and 0 < len(outputs) <= len(_OUT_NAMES):
+                qkey = (kernel, len(outputs), *ins, None, *(uniforms or ()))
+                outputs_t = outputs
+            if qkey is not None:
+                for q in self._quick.get(qkey, ()):     # one per set of layouts, newest first
+                    if q.call(self, outputs_t, ins, uniforms or _EMPTY):
+                        return 1
         cnt = self.counter
-        cnt.events[cnt.label, "run"] += 1
+        cnt._events[cnt.label, "run"] += 1
         inputs = dict(inputs) if inputs else {}
         outs = _output_table(outputs)
         uniforms = uniforms or {}
@@ -149,8 +100,13 @@ class Drawing:
         except (TypeError, AttributeError):  # unhashable or not arrays: the checks say why
             sig = memo = None
         if memo is None or self.sanitizer is not None or not _live(self, inputs, outs):
-            return self._run_checked(kernel, inputs, outs, uniforms, defines, blend, rect,
-                                     slices, accumulate, sig)
+            drawn = self._run_checked(kernel, inputs, outs, uniforms, defines, blend, rect,
+                                      slices, accumulate, sig)
+            if qkey is not None and self.sanitizer is None:
+                self._remember_quick(qkey, sig, outs, inputs)
+            return drawn
+        if qkey is not None:
+            self._remember_quick(qkey, sig, outs, inputs)
         vals = dict(memo.defaults)
         types = memo.types
         for k, v in uniforms.items():
@@ -199,6 +155,22 @@ class Drawing:
             log[key] = log.get(key, 0) + 1
         self._draw(c, fbo, memo.viewport, mode, memo.frags)
         return 1
+
+    def _remember_quick(self, qkey, sig, outs: dict, inputs: dict) -> None:
+        """Keep the fast path of a plain call whose signature the checks passed."""
+        if qkey[0].split is not None or any(type(a) is not DeviceArray for a in inputs.values()):
+            return      # cut across passes, or inputs other than device arrays: full path
+        memo = self._calls.get(sig)
+        if memo is None or tuple(outs) != memo.out_names:
+            return
+        q = QuickCall(memo, tuple(a.layout for a in outs.values()),
+                      tuple(a.layout for a in inputs.values()))
+        quick = self._quick
+        had = quick.get(qkey)
+        if had is None and len(quick) >= self.cache_size:
+            del quick[next(iter(quick))]    # bounded, oldest out
+        # the same names with other layouts (e.g. the levels of a reduction) keep theirs
+        quick[qkey] = [q] + [o for o in had or () if not q.same_layouts(o)][:QUICK_LAYOUTS - 1]
 
     def _run_checked(self, kernel, inputs, outs, uniforms, defines, blend, rect, slices,
                      accumulate, sig) -> int:
@@ -489,12 +461,12 @@ class Drawing:
             compiled.vao.render(moderngl.TRIANGLES, 3)
             c = self.counter
             label = c.label
-            c.passes[label] += 1
-            c.fragments[label] += fragments
+            c._passes[label] += 1
+            c._fragments[label] += fragments
             key = compiled.draw_key
             if key[0] is not label:
                 key = compiled.draw_key = (label, compiled.kernel.name, "draw")
-            c.kpasses[key] += 1
+            c._kpasses[key] += 1
         if viewport is not None:
             fbo.viewport = (0, 0) + fbo.size
 

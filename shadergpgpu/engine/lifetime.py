@@ -63,6 +63,7 @@ def trim_caches(dev) -> int:
     dev._resources.clear()
     dev._compiled.clear()
     dev._calls.clear()
+    dev._quick.clear()
     dev._bodies.clear()
     dev._fbos.clear()
     dev._pbos.release()

@@ -10,7 +10,12 @@ from __future__ import annotations
 import math
 import threading
 
+from .counter import STALE
+
 BLEND_MODES = (None, "add", "max", "min")
+#: uniform values a prepared pass writes as they are and may skip when the program holds the
+#: very object: immutable ones (anything else goes through the checked path, held as a tuple)
+_PLAIN = (float, int, bool, tuple)
 
 
 def blend_mode(blend) -> str | None:
@@ -122,6 +127,7 @@ class Pass:
         self._fbo = dev._framebuffer(self._outs)
         self._fbo_epoch = dev._fbo_epoch
         self._viewport, self._fragments = dev._viewport(self._outs, self.rect)
+        self._render = c.vao.mglo.render  # the draw without moderngl's wrapper (no scope)
         self._plan()
         c.state.owner = None
         self._epoch = dev._epoch
@@ -165,14 +171,19 @@ class Pass:
         self._cuts = []
         self._work = None
         self._wkey = (None,)
-        self._pkey = (None,)
+        self._tally = STALE   # the fast path's count of draws (folded when the counter is read)
+        self._plan_reads = None
         if all(n in self.values for n in k.uniforms):
+            from .calls import _Reads
             layouts = {n: a.layout for n, a in list(self.inputs.items()) +
                        list(self.outputs.items())}
-            user = {n: v for n, v in self.values.items() if n in k.uniforms}
+            user = _Reads({n: v for n, v in self.values.items() if n in k.uniforms})
             self._work = k.work_of(layouts, user, self.defines)
             if self._checks:
                 self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
+            # the uniforms the work, loop and split functions read: only a new value of one
+            # of them plans again (set())
+            self._plan_reads = frozenset(user.read)
         self._plain = not self._cuts and self._viewport is None and not self.device.debug
 
     def set(self, **uniforms) -> "Pass":
@@ -186,7 +197,14 @@ class Pass:
             self._check_live()
         for n in uniforms:
             self.values[n] = vals[n]
-        if self._checks or self._work is not None or self.kernel.work is not None:
+        reads = self._plan_reads
+        if reads is not None and reads.isdisjoint(uniforms):
+            # the plan does not depend on these values: only handles of new names
+            u = self._u
+            for n in uniforms:
+                if n not in u:
+                    u[n] = self.compiled.handle(n)
+        elif self._checks or self._work is not None or self.kernel.work is not None:
             self._plan()
         else:
             for n in uniforms:
@@ -259,54 +277,50 @@ class Pass:
             self._check_live()
         st = self._state
         if uniforms:
-            if self._checks:
+            if self._checks and not self._outside_plan(uniforms):
                 self.set(**uniforms)
             else:
                 u = self._u
                 values = self.values
                 mine = st.owner is self
+                held = st.held
                 for name, v in uniforms.items():
                     h = u.get(name, _NONE)
-                    if h is _NONE:
+                    if h is _NONE or type(v) not in _PLAIN:
+                        # an unknown name, or a value that may change in place (a list, an
+                        # array): checked and held as a tuple
                         self.set(**{name: v})
                         mine = False
                         continue
                     values[name] = v
-                    if h is not None and mine:
+                    # written unless the program holds this very value already
+                    if mine and h is not None and held.get(name, _NONE) is not v:
                         h.value = v
-                        st.held[name] = v
+                        held[name] = v
         if st.owner is not self:  # another pass or run() used this program since: restore ours
             self._restore()
-        c = self.compiled
         for use, unit in self._binds:
             use(unit)
         cnt = dev.counter
-        label = cnt.label
-        written = dev._written
-        if written is not self._writes:   # another target than the previous draw's
-            cnt.switches[label] += 1
-            for r in self._reads:
-                if r in written:      # reads what the previous draw wrote: a dependent pass
-                    cnt.dependent[label, self.kernel.name] += 1
-                    break
-            dev._written = self._writes
+        if dev._written is not self._writes:   # another target than the previous draw's
+            self._switched(cnt)
+        if self._plain and self.blend is dev._blend and not dev.timing and dev.tracer is None:
+            self._fbo.use()
+            self._render(4, 3, 0, -1)
+            t = self._tally
+            if t.label is not cnt.label or t.gen is not cnt._gen:
+                t = self._tally = cnt.tally(self.kernel.name, "prepared", self._fragments,
+                                            self._work)
+            t.n += 1
+            return
+        c = self.compiled
         if self._work is not None:
             key = self._wkey
-            if key[0] is not label:
-                key = self._wkey = (label, self._fragments, self._work)
+            if key[0] is not cnt.label:
+                key = self._wkey = (cnt.label, self._fragments, self._work)
                 cnt.fold_if_large()
             log = cnt.work_log
             log[key] = log.get(key, 0) + 1
-        if self._plain and self.blend is dev._blend and not dev.timing and dev.tracer is None:
-            self._fbo.use()
-            c.vao.render(4, 3)
-            cnt.passes[label] += 1
-            cnt.fragments[label] += self._fragments
-            key = self._pkey
-            if key[0] is not label:
-                key = self._pkey = (label, self.kernel.name, "prepared")
-            cnt.kpasses[key] += 1
-            return
         if self._cuts:
             dev._issue_slices(c, self._fbo, self._outs, self._viewport, self.blend,
                               self._fragments, self._rebind, self._cuts, self.kernel.split)
@@ -315,6 +329,37 @@ class Pass:
                    self._rebind)
 
     __call__ = run
+
+    def _outside_plan(self, uniforms) -> bool:
+        """Whether new ``uniforms`` of a loop or split kernel leave its plan as it is (none of
+        them read by its loop, split or work functions) and are plain numbers of their
+        declared types: then they are written as on the fast path, with no new plan."""
+        reads = self._plan_reads
+        if reads is None or not reads.isdisjoint(uniforms):
+            return False
+        types = self.kernel.uniforms
+        for n, v in uniforms.items():
+            spec = types.get(n)
+            if spec is None:
+                return False
+            tv, t = type(v), spec[0]
+            if not ((tv is float and t == "float") or
+                    (tv is int and t == "int" and -2147483648 <= v <= 2147483647)):
+                return False
+        return True
+
+    def _switched(self, cnt) -> None:
+        """Count a draw into another target than the previous draw's, and a dependent pass
+        when it reads what that draw wrote (the cost model prices both)."""
+        dev = self.device
+        written = dev._written
+        label = cnt.label
+        cnt.switches[label] += 1
+        for r in self._reads:
+            if r in written:      # reads what the previous draw wrote: a dependent pass
+                cnt.dependent[label, self.kernel.name] += 1
+                break
+        dev._written = self._writes
 
     @property
     def passes_per_run(self) -> int:

@@ -216,6 +216,8 @@ class ElementwiseKernel:
         self.operation = op if ends else op + ("\n;" if "//" in op else ";")
         self.preamble = preamble
         self._kernels: dict = {}
+        # the direct path's view of the inputs: (type, name, computed as a float)
+        self._specs = tuple((t, n, t in _FLOAT_T) for t, n in self.in_params)
 
     def __repr__(self):
         return (f"ElementwiseKernel({self.name!r}, in={[n for _, n in self.in_params]}, "
@@ -401,45 +403,48 @@ class ElementwiseKernel:
         one layout and shape on one device, scalars as Python numbers, outputs of that layout
         (not also inputs) or none. None for anything else: the general path decides (and says
         what is wrong)."""
-        nin, nout = self.nin, self.nout
-        if len(args) != nin and len(args) != nin + nout:
+        specs = self._specs
+        nin = len(specs)
+        na = len(args)
+        if na != nin and na != nin + len(self.out_params):
             return None
         first = None
         arrays = []
-        for j, v in enumerate(args):
+        uniforms, named = {}, {}
+        for v, (t, n, is_float) in zip(args, specs):
             tv = type(v)
             if tv is DeviceArray:
-                if v._released or len(v.shape) > 2:
-                    return None
                 if first is None:
+                    if v._released or len(v.shape) > 2:
+                        return None
                     first = v
-                elif v.device is not first.device or v.shape != first.shape or \
+                elif v._released or v.device is not first.device or \
+                        v.shape != first.shape or \
                         not (v.layout is first.layout or v.layout == first.layout):
                     return None
-                if j < nin:
-                    arrays.append(True)
-            elif j < nin and (tv is float or tv is int):
+                named[_IN_NAMES[len(named)]] = v
+                arrays.append(True)
+            elif tv is float or tv is int:
+                uniforms[n] = v if tv is float and is_float and -3.4e38 < v < 3.4e38 \
+                    else _scalar(self.name, t, n, v)
                 arrays.append(False)
             else:
                 return None
-        if first is None or not any(arrays):
+        if first is None:
             return None
-        ins, outs = args[:nin], args[nin:]
+        outs = args[nin:]
         for o in outs:
-            for v in ins:
+            if type(o) is not DeviceArray or o._released or o.device is not first.device or \
+                    o.shape != first.shape or \
+                    not (o.layout is first.layout or o.layout == first.layout):
+                return None
+            for v in named.values():
                 if o is v:
                     return None
-        uniforms, named = {}, {}
-        for (t, n), v, is_arr in zip(self.in_params, ins, arrays):
-            if is_arr:
-                named[_IN_NAMES[len(named)]] = v
-            else:
-                uniforms[n] = v if type(v) is float and t in _FLOAT_T and -3.4e38 < v < 3.4e38 \
-                    else _scalar(self.name, t, n, v)
         dev = first.device
         dev.counter.event("call")       # the cost model prices the one-liner's own host work
         targets = list(outs) if outs else [dev.alloc(first.layout, first.shape)
-                                           for _ in range(nout)]
+                                           for _ in range(len(self.out_params))]
         try:
             dev.run(self.kernel(tuple(arrays), True), targets, inputs=named, uniforms=uniforms)
         except ShaderCompileError as e:
@@ -451,7 +456,7 @@ class ElementwiseKernel:
                 for t in targets:
                     t.release()
             raise
-        return targets[0] if nout == 1 else tuple(targets)
+        return targets[0] if len(targets) == 1 else tuple(targets)
 
 
 _IN_NAMES = tuple(f"IN{j}" for j in range(64))
