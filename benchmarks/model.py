@@ -5,7 +5,9 @@
 
 Calibrates this device first (``shadergpgpu calibrate``: pass overhead, ALU, fetch and write
 rates, measured in the same run so that a loaded machine slows both sides alike), then for each
-configuration measures the fastest of its timed calls (waiting for the device) and predicts it
+configuration measures the fastest of its timed calls (waiting for the device; on a software
+renderer in 3 rounds over all cases, ``--rounds``, so that a burst of other work on the machine
+slows one round of a case, not all of it) and predicts it
 from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine import model as M  # noqa: E402
 from shadergpgpu.frontends.reports import model as R  # noqa: E402
+from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
 from shadergpgpu.frontends.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402
 
 
@@ -39,6 +42,9 @@ def main(argv=None) -> int:
     p.add_argument("--no-timing-run", action="store_true",
                    help="skip the timing=True run (no per-phase GPU time for the diagnosis)")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=None,
+                   help="timed rounds over all cases, the fastest kept per case (default: 3 "
+                        "on a software renderer, 1 on a GPU)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()
@@ -64,9 +70,14 @@ def main(argv=None) -> int:
         keep = set(a.algorithms.split(","))
         cases = [c for c in cases if c.algo in keep]
     rows, phases, records = [], [], []
-    for case in cases:
+    rounds = a.rounds or MC.default_rounds(dev)
+    print(f"measured: the fastest of {a.repeat} calls, in {rounds} round(s) over all cases\n")
+    timed = MC.timed_rounds(cases, dev, rounds, repeat=a.repeat)
+    for case, t in zip(cases, timed):
         try:
-            r = R.compare_case(case, dev, speeds, tdev, repeat=a.repeat)
+            if isinstance(t, Exception):
+                raise t
+            r = R.compare_case(case, dev, speeds, tdev, repeat=a.repeat, timed=t)
         except Exception as e:  # noqa: BLE001 - report the failure, go on
             rows.append({"algorithm": case.algo, "case": case.label, "verdict": "ERROR",
                          "diagnosis": f"{type(e).__name__}: {e}"})

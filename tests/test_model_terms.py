@@ -241,3 +241,30 @@ def test_the_counter_stays_bounded_over_many_shapes(dev, monkeypatch):
     for x, y in arrays:
         x.release()
         y.release()
+
+
+def test_timed_rounds_keeps_the_fastest_round_per_case(monkeypatch):
+    """Rounds over all cases (round-robin): per case the fastest wall, issue and device time
+    over the rounds, the first round's snapshot; a case that raises is reported, not retried,
+    and the others go on."""
+    from shadergpgpu.frontends.reports import model_cases as MC
+    times = {"a": [(3.0, 1.0, {"s": 1}, 2.0), (1.0, 2.0, {"s": 2}, 0.5),
+                   (2.0, 0.5, {"s": 3}, 1.0)],
+             "b": [(5.0, 5.0, {"s": 4}, 5.0), (4.0, 6.0, {"s": 5}, 6.0),
+                   (6.0, 4.0, {"s": 6}, 4.0)]}
+    order = []
+
+    def fake(case, dev, repeat=5, device=False):
+        order.append(case)
+        if case == "c":
+            raise RuntimeError("refused")
+        t = times[case].pop(0)
+        return t if device else t[:3]
+    monkeypatch.setattr(MC, "timed_call", fake)
+    got = MC.timed_rounds(["a", "b", "c"], None, rounds=3)
+    assert order == ["a", "b", "c", "a", "b", "a", "b"]       # round-robin, c not retried
+    assert got[0] == (1.0, 0.5, {"s": 1}, 0.5)
+    assert got[1] == (4.0, 4.0, {"s": 4}, 4.0)
+    assert isinstance(got[2], RuntimeError)
+    assert MC.default_rounds(type("D", (), {"is_software": True})()) == 3
+    assert MC.default_rounds(type("D", (), {"is_software": False})()) == 1

@@ -103,27 +103,33 @@ def _timed_floor(tdev) -> float:
         tdev.counter.reset()
 
 
-def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dict:
+def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
+                        timed: list | None = None) -> dict:
     """({kernel name: [[fragments per pass, efficiency], ...]}, the raw samples, {kernel name:
     [[fragments per pass, floor factor], ...]}) measured on the calibration cases (see the
-    module docstring; the model interpolates between sizes)."""
+    module docstring; the model interpolates between sizes). ``timed``: the cases' whole-call
+    times (:func:`.model_cases.timed_rounds`, one entry per case), else measured here."""
     from ...engine.device import Device
-    from .model_cases import count_warm
+    from .model_cases import count_warm, timed_rounds
     cases = calibration_cases(dev.is_software) if cases is None else cases
+    if timed is None:
+        timed = timed_rounds(cases, dev)
     tdev = Device(timing=True)
     seen: dict[str, list] = {}
     dominant: dict[str, list] = {}
     floor_seen: dict[str, list] = {}
     try:
         floor = _timed_floor(tdev)
-        for case in cases:
+        for case, t in zip(cases, timed):
             try:
+                if isinstance(t, Exception):
+                    raise t
                 snap = count_warm(case, tdev)
             except Exception as e:  # noqa: BLE001 - a case this device refuses: say so, go on
                 if progress:
                     progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
                 continue
-            top = _dominant_sample(dev, case, speeds)
+            top = _dominant_sample(dev, case, speeds, t)
             if top is not None:
                 (dominant if top[1] == "work" else floor_seen).setdefault(
                     top[0], []).append(list(top[2:]))
@@ -154,17 +160,17 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None) -> dic
     return eff, seen, {name: _by_size(v) for name, v in floor_seen.items()}
 
 
-def _dominant_sample(dev, case, speeds: M.Speeds, share: float = 0.6):
+def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0.6):
     """(kernel, "work" or "floor", fragments per pass, factor) for the kernel taking at least
     ``share`` of a call's predicted device time (efficiency 1), from the device time of whole
     calls (one timer query around each, the fastest of 3 after a warm-up: no per-draw query
     serializes its draws; on a software renderer the wall time of whole calls, less the
     predicted rest of the call): what the other kernels and the per-pass terms do not take, over
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
-    (passes accumulating one after another), over that floor; None without such a kernel."""
-    from .model_cases import timed_call
+    (passes accumulating one after another), over that floor; None without such a kernel.
+    ``timed``: the case's (wall, issue, snapshot, device) (:func:`.model_cases.timed_rounds`)."""
     sw = dev.is_software
-    wall, _, snap, device = timed_call(case, dev, repeat=5 if sw else 3, device=True)
+    wall, _, snap, device = timed
     # no timer query sees a software renderer's threads: there the wall time
     best = wall if sw else device
     sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "floor_factor": {}})
@@ -241,22 +247,25 @@ def call_cost_us(dev, n: int = 200) -> float:
         y.release()
 
 
-def call_costs(dev, speeds: M.Speeds, cases=None, progress=None) -> tuple[dict, dict]:
+def call_costs(dev, speeds: M.Speeds, cases=None, progress=None,
+               timed: list | None = None) -> tuple[dict, dict]:
     """{"api:<algorithm>": us per call, "api:<algorithm>/pass": us per pass of the call},
     fitted over an algorithm's calibration cases (never below 0) to each call's host time
     beyond the rest of the model: for a call that does not wait for the device, its issue time (until it
     returns, the fastest of its repeats after a warm-up) less the engine paths' host time;
     for one that does (a readback inside) or on a software renderer, the part of its wall
     time that the rest of the model (``speeds``, with the kernels' efficiencies) leaves
-    unexplained."""
-    from .model_cases import timed_call
+    unexplained. ``timed``: the cases' times (:func:`.model_cases.timed_rounds`), else
+    measured here."""
+    from .model_cases import timed_rounds
     cases = calibration_cases(dev.is_software) if cases is None else cases
+    if timed is None:
+        timed = timed_rounds(cases, dev)
     seen: dict[str, list] = {}
-    for case in cases:
-        try:
-            wall, issue, snap = timed_call(case, dev)
-        except Exception:  # noqa: BLE001 - refused here: kernel_efficiencies said so
+    for case, t in zip(cases, timed):
+        if isinstance(t, Exception):   # refused here: kernel_efficiencies said so
             continue
+        wall, issue, snap = t[:3]
         calls = {}
         for s in snap.values():
             for kind, n in (s.get("events") or {}).items():
@@ -321,11 +330,14 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
         for c in cases:
             firsts.setdefault(c.algo, c)
         cases = list(firsts.values())
-    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress)
+    # every case's whole calls timed once, in rounds over the list (default_rounds), for both
+    from .model_cases import default_rounds, timed_rounds
+    timed = timed_rounds(cases, dev, default_rounds(dev))
+    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress, timed=timed)
     sp["efficiency"] = eff
     sp["floor_factor"] = floors
     speeds = M.Speeds.from_dict(sp, prof["description"])
-    api, api_seen = call_costs(dev, speeds, cases, progress=progress)
+    api, api_seen = call_costs(dev, speeds, cases, progress=progress, timed=timed)
     host.update(api)
     prof["call_samples_us"] = {k: [[round(p, 1), round(x, 2)] for p, x in v]
                                 for k, v in api_seen.items()}

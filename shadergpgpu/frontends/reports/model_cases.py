@@ -4,6 +4,7 @@
 ``sammon_case``; :data:`MAKERS` by algorithm), :func:`default_cases` (the benchmark
 configurations), and one case counted (:func:`count`), timed (:func:`measure_case`), predicted on a
 profile (:func:`predict_on_profile`) and compared with its prediction (:func:`compare_case`);
+many cases timed in rounds over the whole list (:func:`timed_rounds`, :func:`default_rounds`);
 :func:`predicted_columns` for any report's timing rows. The paper's configuration
 (:data:`PAPER`, :data:`PAPER_SIZES`, :data:`PAPER_N`, :data:`GPU_PROFILE`) lives here because the
 makers' defaults use it.
@@ -273,6 +274,35 @@ def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
         release()
 
 
+def default_rounds(dev) -> int:
+    """Rounds over all cases for :func:`timed_rounds`: 3 on a software renderer (it shares the
+    CPU with everything else on the machine, whose bursts last seconds), 1 on a GPU."""
+    return 3 if dev.is_software else 1
+
+
+def timed_rounds(cases: list, dev, rounds: int = 1, repeat: int = 5,
+                 device: bool = True) -> list:
+    """:func:`timed_call` of every case, ``rounds`` times over the whole list (round-robin),
+    per case the fastest wall, issue and device time over the rounds with the snapshot of its
+    first round: a disturbance of the machine lasting seconds slows one round of a case, not
+    all of its repeats. One entry per case, in order: the tuple, or the exception that case
+    raised."""
+    best: list = [None] * len(cases)
+    for _ in range(max(1, int(rounds))):
+        for i, case in enumerate(cases):
+            if isinstance(best[i], Exception):
+                continue
+            try:
+                t = timed_call(case, dev, repeat=repeat, device=device)
+            except Exception as e:  # noqa: BLE001 - the caller reports or skips the case
+                best[i] = e
+                continue
+            b = best[i]
+            best[i] = t if b is None else (min(b[0], t[0]), min(b[1], t[1]), b[2],
+                                           *((min(b[3], t[3]),) if device else ()))
+    return best
+
+
 def count_warm(case: Case, tdev, rounds: int = 3) -> dict:
     """The counter snapshot of a call of ``case`` on ``tdev`` (a ``timing=True`` device) after
     :func:`warm`, with per kernel the fastest device time of ``rounds`` calls."""
@@ -322,10 +352,14 @@ def predict_on_profile(case: Case, profile: str, counting_device=None) -> tuple:
     return M.total(pred), pred, snap
 
 
-def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5) -> dict:
+def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5,
+                 timed: tuple | None = None) -> dict:
     """Measured vs predicted for one case: a row (total), per-phase rows, and the record
-    (``snapshot``, ``gpu_snapshot``, ``wall_s``, ``issue_s``) to study the model offline."""
-    measured, issue, snap, device = timed_call(case, dev, repeat=repeat, device=True)
+    (``snapshot``, ``gpu_snapshot``, ``wall_s``, ``issue_s``) to study the model offline.
+    ``timed``: the case's (wall, issue, snapshot, device) measured already
+    (:func:`timed_rounds`), else measured here."""
+    measured, issue, snap, device = timed if timed is not None else \
+        timed_call(case, dev, repeat=repeat, device=True)
     pred = M.predict(snap, speeds)
     p = M.total(pred)
     gsnap = None
