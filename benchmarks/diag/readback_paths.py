@@ -23,6 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.glraw import GLRaw  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from transfer_paths import best  # noqa: E402  (warm call, then the fastest of the repeats)
+
 GL_PIXEL_PACK_BUFFER = 0x88EB
 HINTS = {"STREAM_READ": 0x88E1, "STATIC_READ": 0x88E5, "DYNAMIC_READ": 0x88E9}
 MAP_READ, MAP_PERSISTENT, MAP_COHERENT, CLIENT_STORAGE = 0x1, 0x40, 0x80, 0x200
@@ -55,16 +58,6 @@ def gl_funcs():
             fn = ctypes.CFUNCTYPE(res, *args)(addr)
         f[name] = fn
     return f
-
-
-def best(fn, repeat):
-    fn()
-    t = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        t = min(t, time.perf_counter() - t0)
-    return t
 
 
 def torch_rows(host, out, repeat):

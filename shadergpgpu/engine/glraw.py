@@ -91,29 +91,27 @@ class GLRaw:
         self._get_proc = get_proc
         if get_proc is None and self._gl is None:
             raise OSError("neither libEGL nor libGL could be loaded for raw GL calls")
-        for fname, (restype, argtypes) in _PROTOS.items():
-            addr = get_proc(fname.encode()) if get_proc is not None else None
+        self._resolve(_PROTOS, self)
+
+    def _resolve(self, protos: dict, into) -> None:
+        """Set each GL function of ``protos`` on ``into``: through eglGetProcAddress, else the
+        GL library's symbol (AttributeError where it has none)."""
+        for fname, (restype, argtypes) in protos.items():
+            addr = self._get_proc(fname.encode()) if self._get_proc is not None else None
             if addr:
                 fn = ctypes.CFUNCTYPE(restype, *argtypes)(addr)
             else:
                 fn = getattr(self._gl, fname)
                 fn.restype, fn.argtypes = restype, argtypes
-            setattr(self, fname, fn)
+            setattr(into, fname, fn)
 
     def buffers(self):
-        """The buffer, pixel-pack and fence calls of the mapped readback buffers
+        """The buffer, pixel-transfer and fence calls of the mapped transfer buffers
         (:class:`shadergpgpu.engine.transfer.MappedBuffer`), resolved on first use;
         AttributeError where the GL library lacks one."""
         if self._buffers is None:
             ns = type("GLBuffers", (), {})()
-            for fname, (restype, argtypes) in _BUFFER_PROTOS.items():
-                addr = self._get_proc(fname.encode()) if self._get_proc is not None else None
-                if addr:
-                    fn = ctypes.CFUNCTYPE(restype, *argtypes)(addr)
-                else:
-                    fn = getattr(self._gl, fname)
-                    fn.restype, fn.argtypes = restype, argtypes
-                setattr(ns, fname, fn)
+            self._resolve(_BUFFER_PROTOS, ns)
             self._buffers = ns
         return self._buffers
 
