@@ -403,3 +403,48 @@ def test_split_pass_values_outside_and_inside_its_plan(dev):
         p.run(scale="2")
     with pytest.raises((TypeError, ValueError), match="shift"):
         p.run(shift=2.5)
+
+
+def test_work_of_values_the_same_signature_put_through_the_full_path(dev):
+    """A call of a known signature that takes the full path (outputs as a dict, inputs as
+    another mapping) with a new value, then the plain call given that very value object:
+    each call counts the declared work of its own value."""
+    from collections import OrderedDict
+    x = np.ones((4, 4), np.float32)
+    X = dev.array(x)
+    out = dev.empty_like(X)
+    w, h = X.layout.tex_size
+    two, three = 2.0, 3.0
+    with dev.phase("v"):
+        for _ in range(2):
+            dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": 1.0})
+        dev.run(SCALE_AT, {"OUT": out}, inputs={"X": X}, uniforms={"s": two})
+        dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": two})
+        np.testing.assert_array_equal(out.get(), 2 * x)
+        dev.run(SCALE_AT, out, inputs=OrderedDict(X=X), uniforms={"s": three})
+        dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": three})
+    assert dev.counter.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0 + 3.0 + 3.0) * w * h
+    np.testing.assert_array_equal(out.get(), 3 * x)
+
+
+def test_prepared_pass_counts_the_work_of_the_values_given_to_run(dev):
+    """A prepared pass of a kernel whose declared work reads a uniform, given a new value of
+    it at run(): the work counted is that of the value drawn with."""
+    x = np.ones((4, 4), np.float32)
+    X = dev.array(x)
+    out = dev.empty_like(X)
+    w, h = X.layout.tex_size
+    p = dev.prepare(SCALE_AT, out, inputs={"X": X}, uniforms={"s": 1.0})
+    with dev.phase("p"):
+        p.run()
+        p.run(s=3.0)
+        np.testing.assert_array_equal(out.get(), 3 * x)
+        p.run(s=3.0)
+        p.run(s=-2.0)
+    assert dev.counter.flops["p"] == 4 * (1.0 + 3.0 + 3.0 - 2.0) * w * h
+    np.testing.assert_array_equal(out.get(), -2 * x)
+    with dev.phase("r"):                      # repeat over the uniform the work reads
+        assert p.repeat("s", [1.0, 5.0, 0.5]) == 3
+    assert dev.counter.flops["r"] == 4 * (1.0 + 5.0 + 0.5) * w * h
+    assert dev.counter.passes["r"] == 3
+    np.testing.assert_array_equal(out.get(), 0.5 * x)

@@ -227,7 +227,9 @@ class QuickCall:
             return False    # dropped by the compiled-kernel cache, or work= changed
         st = c.state
         held = st.held
-        fresh = st.owner is not memo    # another call or pass used the program since
+        # another call or pass used the program since (the full path of this signature
+        # too: it may have put values that this fast path's declared work does not follow)
+        fresh = st.owner is not self
         changed = fresh or self.work is _UNSET
         put = c.put
         vals = None
@@ -252,7 +254,7 @@ class QuickCall:
                 put(name, v)
             for name, v in memo.shapes:
                 put(name, v)
-            st.owner = memo
+            st.owner = self
         if changed:
             fixed = memo._fixed
             if fixed is None:

@@ -277,7 +277,9 @@ class Pass:
             self._check_live()
         st = self._state
         if uniforms:
-            if self._checks and not self._outside_plan(uniforms):
+            if (self._checks and not self._outside_plan(uniforms)) or \
+                    (self._work is not None and not self._plan_reads.isdisjoint(uniforms)):
+                # a value the plan reads (the loop's cuts, the declared work): plan again
                 self.set(**uniforms)
             else:
                 u = self._u
@@ -384,8 +386,10 @@ class Pass:
         dev = self.device
         fast = self._plain and (self.blend is None or dev.float_blending)
         if dev.timing or dev.tracer is not None or h is None or len(values) == 1 or \
-                self._checks or not fast:
-            # sub-rectangles, split loops and emulated accumulation need the full path
+                self._checks or not fast or \
+                (self._work is not None and name in self._plan_reads):
+            # sub-rectangles, split loops and emulated accumulation need the full path (and
+            # declared work that reads the uniform: each value's work is counted)
             for v in values[1:]:
                 self.run(**{name: v})
             return len(values)
