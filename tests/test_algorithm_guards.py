@@ -98,7 +98,7 @@ def test_too_large_is_refused_before_any_allocation(capped, case):
 
 
 _RSS_SCRIPT = r"""
-import json, resource, sys, time, warnings
+import json, resource, sys, warnings
 import numpy as np
 sys.path.insert(0, {tests!r})
 import shadergpgpu as sg
@@ -109,12 +109,11 @@ cases = _cases(dev)
 r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 out = {{}}
 for name, (fn, msg) in cases.items():
-    t0 = time.perf_counter()
     try:
         fn()
-        out[name] = [None, "no error"]
+        out[name] = [False, "no error"]
     except ValueError as e:
-        out[name] = [time.perf_counter() - t0, str(e)]
+        out[name] = [True, str(e)]
 out["rss_growth_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - r0
 print(json.dumps(out))
 """
@@ -129,8 +128,8 @@ def test_refusals_in_a_fresh_process_stay_within_200_mb():
     assert r.returncode == 0, r.stderr[-2000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out.pop("rss_growth_kb") < 200 * 1024
-    for name, (dt, msg) in out.items():   # every case refused (the times: benchmarks/guards.py)
-        assert dt is not None, (name, msg)
+    for name, (refused, msg) in out.items():   # every case refused (times: benchmarks/guards.py)
+        assert refused, (name, msg)
 
 
 # ---- Sammon: the units of X do not matter ---------------------------------------------------
