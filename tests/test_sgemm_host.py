@@ -14,17 +14,7 @@ from shadergpgpu.engine import transfer
 from shadergpgpu.algorithms.sgemm import host as H
 from shadergpgpu.algorithms.sgemm import VARIANTS, default_variant, effective_variant, sgemm
 
-TOL = 1e-5
-
-
-def rel_err(got, ref):
-    return np.linalg.norm(np.asarray(got, np.float64) - ref) / np.linalg.norm(ref)
-
-
-def data(rng, *shape):
-    x = rng.uniform(-1, 1, shape)
-    x[np.abs(x) < 1e-3] = 0.5
-    return x
+from test_sgemm import TOL, data, rel_err  # noqa: E402  (the product tests' helpers)
 
 
 @pytest.fixture
