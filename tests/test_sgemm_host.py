@@ -178,8 +178,10 @@ def test_block_count_policy():
     # the defaults: small products one block; each block at least HOST_MIN_BLOCK_ELEMS
     # elements and, on a GPU, PBO_MIN_BYTES of texels; at most HOST_BLOCKS
     from types import SimpleNamespace
-    gpu = SimpleNamespace(is_software=False, tracer=None)
-    cpu = SimpleNamespace(is_software=True, tracer=None)
+    from shadergpgpu.engine.layout import layout_for
+    lay = lambda shape: layout_for(shape, True, "row", 1 << 15)   # noqa: E731
+    gpu = SimpleNamespace(is_software=False, tracer=None, layout=lay)
+    cpu = SimpleNamespace(is_software=True, tracer=None, layout=lay)
     v = VARIANTS["tile16x2-ubo"]
     assert H.host_blocks(gpu, v, 1024, 1024, 1024) == 1        # below HOST_MIN_WORK
     for d in (gpu, cpu):

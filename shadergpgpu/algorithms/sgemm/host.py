@@ -52,8 +52,9 @@ def host_blocks(dev, v, M: int, N: int, K: int) -> int:
     if HOST_MIN_BLOCK_ELEMS > 0:
         nb = min(nb, (M * N) // int(HOST_MIN_BLOCK_ELEMS))
     if not (dev.is_software or dev.tracer is not None):
-        # the readback of a block is asynchronous only from PBO_MIN_BYTES of texels on
-        nb = min(nb, (M * _round_up(N, 4) * 4) // max(1, transfer.PBO_MIN_BYTES))
+        # the readback of a block is asynchronous only from PBO_MIN_BYTES of texels on (the
+        # result's texture bytes, as the layout layer lays them out)
+        nb = min(nb, dev.layout((M, N)).nbytes // max(1, transfer.PBO_MIN_BYTES))
     nb = min(nb, ceil_div(M, v.tile_rows))
     return max(1, nb)
 
