@@ -262,7 +262,7 @@ def read(array, out=None) -> np.ndarray:
     direct = _direct(array)
     dest = out if (direct and out is not None) else \
         np.empty(array.shape if direct else (lay.tex_h, lay.tex_w, 4), dtype=np.float32)
-    nbytes = lay.tex_w * lay.tex_h * 16
+    nbytes = lay.nbytes
     dev.counter.event("readback", nbytes)
     dev._written = ()                  # the device is idle after a readback
     if _straight(dev, nbytes):
@@ -290,14 +290,14 @@ class Readback:
         self._out = out
         self._value = None
         lay = array.layout
-        if dev.tracer is not None or _straight(dev, lay.tex_w * lay.tex_h * 16):
+        if dev.tracer is not None or _straight(dev, lay.nbytes):
             # llvmpipe's textures are host memory already; a trace records the read in order;
             # a small read is over before a buffer object would pay off
             self._value = array.get(out=out)
             self._pbo = None
             return
-        self._pbo = dev._pbos.take(lay.tex_w * lay.tex_h * 16)
-        dev.counter.event("readback", lay.tex_w * lay.tex_h * 16)
+        self._pbo = dev._pbos.take(lay.nbytes)
+        dev.counter.event("readback", lay.nbytes)
         _issue(dev, array, self._pbo)
         dev.flush()
 
@@ -355,7 +355,7 @@ def write(array, data: np.ndarray) -> None:
     dev = array.device
     nbytes = data.nbytes
     if not _straight(dev, nbytes) and MAPPED and data.flags.c_contiguous and \
-            nbytes == array.layout.tex_w * array.layout.tex_h * 16:
+            nbytes == array.layout.nbytes:
         buf = dev._pbos.take(nbytes, write=True)
         if buf is not None:
             try:
