@@ -113,13 +113,33 @@ def sgemm_single(dev, A, B, repeat):
     return t, C
 
 
-def sgemm_cluster(client, A, B, repeat, check):
+def task_stream_summary(ts, t0):
+    """Per worker of a ``get_task_stream`` record: when its first and last work started and
+    ended (seconds after ``t0``) and its compute and transfer seconds: where a run's time went."""
+    per = {}
+    for rec in ts:
+        w = per.setdefault(rec.get("worker", "?"), {"compute": 0.0, "transfer": 0.0,
+                                                     "first": float("inf"), "last": 0.0,
+                                                     "tasks": 0})
+        w["tasks"] += 1
+        for ss in rec.get("startstops", ()):
+            kind = "compute" if ss["action"] == "compute" else "transfer"
+            w[kind] += ss["stop"] - ss["start"]
+            w["first"] = min(w["first"], ss["start"] - t0)
+            w["last"] = max(w["last"], ss["stop"] - t0)
+    for name, w in sorted(per.items()):
+        print(f"    {name}: {w['tasks']} task(s), work from {w['first']:.3f} s to "
+              f"{w['last']:.3f} s, compute {w['compute']:.3f} s, transfers "
+              f"{w['transfer']:.3f} s")
+
+
+def sgemm_cluster(client, A, B, repeat, check, block=None):
     import dask.array as da
-    from distributed import futures_of, wait
+    from distributed import futures_of, get_task_stream, wait
     info = sgd.device_info(client)
     n = A.shape[0]
     limit = min(i["max_texture_size"] for i in info)
-    bm, bn, bk = sgd.plan_blocks(n, n, n, len(info), limit)
+    bm, bn, bk = block or sgd.plan_blocks(n, n, n, len(info), limit)
     print(f"  blocks {bm} x {bn} x {bk}")
     Ad = client.persist(da.from_array(A, chunks=(bm, bk)))
     Bd = client.persist(da.from_array(B, chunks=(bk, bn)))
@@ -128,12 +148,17 @@ def sgemm_cluster(client, A, B, repeat, check):
 
     def run():
         # a new graph name per run: equal keys would be found in memory, not computed
-        Cp = client.persist(sgd.matmul(Ad, Bd, client=client,
+        Cp = client.persist(sgd.matmul(Ad, Bd, client=client, block=(bm, bn, bk),
                                        name=f"bench-matmul-{uuid.uuid4().hex}"))
         wait(Cp)
         return Cp
     sgd.matmul(Ad[:256, :256], Bd[:256, :256], client=client).compute()   # compile
     t, Cp = best(run, repeat)
+    with get_task_stream(client) as ts:
+        t0 = time.time()
+        run()
+        print(f"  one more run, traced: {time.time() - t0:.3f} s")
+    task_stream_summary(ts.data, t0)
     if check is not None:
         rows = slice(0, min(n, 512))
         got = Cp[rows].compute()
@@ -208,6 +233,9 @@ def main(argv=None):
     ap.add_argument("--iters", type=int, default=None, help="Sammon evaluations")
     ap.add_argument("--repeat", type=int, default=None)
     ap.add_argument("--skip", default="", help="comma-separated: sgemm, sammon")
+    ap.add_argument("--blocks", default="",
+                    help="other matmul block plans to time on the cluster, e.g. "
+                         "'4096x16384x16384,8192x8192x16384' (bm x bn x bk)")
     args = ap.parse_args(argv)
     n_gemm = args.sgemm_n or (1024 if args.quick else 16384)
     n_sam = args.sammon_n or (2000 if args.quick else 100_000)
@@ -216,6 +244,7 @@ def main(argv=None):
     skip = set(filter(None, args.skip.split(",")))
     gpus = None if args.gpus is None else [int(g) for g in args.gpus.split(",")]
     k = args.workers
+    blocks = [tuple(int(v) for v in b.split("x")) for b in args.blocks.split(",") if b]
 
     dev = sg.Device()
     print(f"this process: {dev.caps.renderer} (EGL device "
@@ -249,6 +278,11 @@ def main(argv=None):
                 results[("sgemm", workers)] = t
                 print(f"SGEMM n = {n_gemm}: {workers} worker(s) {t:.3f} s "
                       f"({2 * n_gemm ** 3 / t / 1e9:.0f} GFLOP/s) from host memory")
+                for blk in (blocks if workers == k else ()):
+                    t = sgemm_cluster(client, A, B, repeat, None, block=blk)
+                    print(f"SGEMM n = {n_gemm}: {workers} worker(s) {t:.3f} s "
+                          f"({2 * n_gemm ** 3 / t / 1e9:.0f} GFLOP/s) from host memory, "
+                          f"blocks {blk}: efficiency {100 * t1_gemm / (k * t):.1f} %")
                 t = sgemm_resident_cluster(client, A, B, repeat)
                 results[("resident", workers)] = t
                 print(f"SGEMM n = {n_gemm}: {workers} worker(s) {t:.3f} s "
