@@ -101,6 +101,20 @@ def test_plan_blocks():
     assert max(bm * bk, bk * bn, bm * bn) <= 1 << 24
 
 
+def test_plan_blocks_gives_large_products_several_blocks_per_worker():
+    # 16,384^2 on 2 workers: 4 blocks each, none under MIN_SPLIT_ELEMENTS
+    bm, bn, bk = sgd.plan_blocks(16384, 16384, 16384, 2, 32768)
+    n_blocks = -(-16384 // bm) * -(-16384 // bn)
+    assert n_blocks == sgd.blocks.BLOCKS_PER_WORKER * 2
+    assert bm * bn >= sgd.blocks.MIN_SPLIT_ELEMENTS and bk == 16384
+    # a small product is not cut below MIN_SPLIT_ELEMENTS per block (one block per worker)
+    bm, bn, _ = sgd.plan_blocks(4096, 4096, 4096, 2, 32768)
+    assert -(-4096 // bm) * -(-4096 // bn) == 2
+    # and with one worker a product of 2 minimum blocks is cut in 2, not more
+    bm, bn, _ = sgd.plan_blocks(8192, 4096, 64, 1, 32768)
+    assert (bm, bn) == (4096, 4096)
+
+
 def test_matmul_numpy_streams_blocks_past_the_texture_limit(client):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((150, 130))
