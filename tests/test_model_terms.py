@@ -268,3 +268,53 @@ def test_timed_rounds_keeps_the_fastest_round_per_case(monkeypatch):
     assert isinstance(got[2], RuntimeError)
     assert MC.default_rounds(type("D", (), {"is_software": True})()) == 3
     assert MC.default_rounds(type("D", (), {"is_software": False})()) == 1
+
+
+def test_a_call_that_never_waits_is_priced_as_one_of_a_run():
+    """No readback and no finish in a GPU snapshot: host work (the algorithm's own included)
+    overlaps the device's, no start lag; with a finish, the serial form above."""
+    sp = _speeds()
+    free = {"p": dict(SNAP["p"], events={"run": 1, "upload": 1, "api:x": 1})}
+    q = M.predict(free, sp)["p"]
+    host, device = q["host_s"], q["device_s"]
+    upload = 10e-6 + 2e6 / 2e9
+    assert M.syncs(free) == 0 and M.syncs(SNAP) == 2
+    assert M.total({"p": q}) == pytest.approx(max(host + 100e-6, device) + upload)
+    waits = {"p": dict(free["p"], events={**free["p"]["events"], "finish": 1})}
+    q2 = M.predict(waits, sp)["p"]
+    assert M.total({"p": q2}) == pytest.approx(
+        max(host, device) + min(host, device, 50e-6) + upload + 7e-6 + 100e-6)
+
+
+def test_calls_are_timed_in_runs_on_a_gpu_alone_on_a_software_renderer():
+    from shadergpgpu.frontends.reports import model_cases as MC
+    sw = type("D", (), {"is_software": True})()
+    gpu = type("D", (), {"is_software": False})()
+    assert MC.run_length(sw, 1e-5) == 1
+    assert MC.run_length(gpu, 1.0) == 1                      # a long call: alone
+    assert MC.run_length(gpu, MC.RUN_SECONDS / 4) == 4
+    assert MC.run_length(gpu, 1e-7) == MC.RUN_CALLS          # capped
+
+
+def test_call_times_counts_every_call_of_a_run():
+    """The per-call times of a run divide by the calls issued: a fake GPU device whose call
+    takes 1 ms gets runs of about RUN_SECONDS / 1 ms calls and about 1 ms a call."""
+    import time as _time
+    from shadergpgpu.frontends.reports import model_cases as MC
+    calls = []
+
+    class FakeGpu:
+        is_software = False
+
+        def finish(self):
+            pass
+
+    def call():
+        calls.append(1)
+        _time.sleep(1e-3)
+    t = MC.call_times(call, FakeGpu(), repeat=3, device=False)
+    k = t["calls"]
+    assert 2 <= k <= MC.run_length(FakeGpu(), 1e-3)
+    n_warm = len(calls) - 3 * k
+    assert n_warm >= 1
+    assert 1e-3 <= t["wall"] < 10e-3 and t["issue"] <= t["wall"]

@@ -17,7 +17,9 @@ What a run costs, per phase of a counter snapshot (:meth:`PassCounter.snapshot`)
 * host and device overlap on a GPU (the host issues while the device draws: the phase takes
   the larger, plus what the host issued before the driver handed the device its first work,
   the calibrated ``start_lag``, plus its transfers and calls), not on a software renderer (the
-  same CPU cores do both: the sum).
+  same CPU cores do both: the sum). A call that never waits for the device (no readback, no
+  finish in its snapshot) is priced as one of a run of calls: the larger of its host work
+  (its algorithm's own included) and its device time, plus its transfers.
 
 Profiles without host costs (the GeForce 7800 GTX's published speeds) fall back to the first
 model: ``passes x pass_overhead_us`` plus the roofline of the phase's work.
@@ -304,8 +306,15 @@ def predict(snapshot: dict, speeds: Speeds) -> dict:
             # gets its share of that time
             h = sum(q["host_s"] for q in out.values())
             d = sum(q["device_s"] for q in out.values())
-            serial = sum(q["transfer_s"] + q["api_s"] for q in out.values())
-            t = max(h, d) + min(h, d, speeds.host_cost("start_lag")) + serial
+            api = sum(q["api_s"] for q in out.values())
+            serial = sum(q["transfer_s"] for q in out.values())
+            if syncs(snapshot):
+                t = max(h, d) + min(h, d, speeds.host_cost("start_lag")) + serial + api
+            else:
+                # a call that never waits for the device, in a run of calls: the host issues
+                # the next call (its own work included) while the device draws this one, and
+                # the start lag is the run's, not the call's
+                t = max(h + api, d) + serial
             raw = sum(q["predicted_s"] for q in out.values())
             for q in out.values():
                 q["predicted_s"] *= t / raw if raw else 0.0
@@ -322,6 +331,12 @@ def predict(snapshot: dict, speeds: Speeds) -> dict:
                       **{f"{k}_s": v for k, v in t.items()}, "floor_s": 0.0,
                       "dominant": dominant, "passes": s["passes"]}
     return out
+
+
+def syncs(snapshot: dict) -> int:
+    """How often a counter snapshot's call waits for the device (readbacks, finishes)."""
+    return sum((s.get("events") or {}).get(k, 0) for s in snapshot.values()
+               for k in ("readback", "finish"))
 
 
 def total(pred: dict) -> float:

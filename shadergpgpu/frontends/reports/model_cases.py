@@ -11,6 +11,7 @@ makers' defaults use it.
 """
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -221,54 +222,84 @@ def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tu
         release()
 
 
-def warm(call, dev, seconds: float | None = None) -> None:
+def warm(call, dev, seconds: float | None = None) -> float:
     """Call ``call`` (waiting for the device) for ``seconds`` (0.2 s on a GPU, 0.05 s on a
     software renderer): a GPU raises its clocks under load, and a cold call measures a
-    slower device than the one the calibration measured."""
+    slower device than the one the calibration measured. Returns the mean seconds of a call
+    while warming up."""
     seconds = (0.05 if dev.is_software else 0.2) if seconds is None else seconds
     t0 = time.perf_counter()
+    n = 0
     while True:
         call()
         dev.finish()
-        if time.perf_counter() - t0 >= seconds:
-            return
+        n += 1
+        t = time.perf_counter() - t0
+        if t >= seconds:
+            return t / n
+
+
+#: On a GPU a measured call is one of a run of calls issued back to back, the run taking at
+#: least this long (at most :data:`RUN_CALLS` calls): a call alone after a wait also pays the
+#: driver's and the GPU's wake-up from idle, which moved a 1 ms fused backprop step between
+#: 0.94 and 1.78 ms from one H200 host to another while ten steps in a row took 0.75-0.85 ms
+#: a step on both. A software renderer has no such wake-up: one call at a time there.
+RUN_SECONDS = 0.02
+RUN_CALLS = 32
+
+
+def run_length(dev, call_s: float) -> int:
+    """Calls per timed run on ``dev`` for a call of about ``call_s`` seconds
+    (:data:`RUN_SECONDS`): 1 on a software renderer."""
+    if dev.is_software or call_s <= 0:
+        return 1
+    return max(1, min(RUN_CALLS, int(math.ceil(RUN_SECONDS / call_s))))
 
 
 def call_times(call, dev, repeat: int = 5, device: bool = False) -> dict:
-    """After :func:`warm`, the fastest of ``repeat`` calls of ``call``: ``wall`` (until the
-    device is done), ``issue`` (until the call returns) and, with ``device`` on a GPU,
-    ``device`` (one timer query around a whole call: the device's busy time, with no
-    per-draw query serializing its draws; inf on a software renderer)."""
-    warm(call, dev)
-    out = {"wall": float("inf"), "issue": float("inf"), "device": float("inf")}
+    """After :func:`warm`, the fastest of ``repeat`` timed runs of ``call``, per call:
+    ``wall`` (until the device is done), ``issue`` (until the calls return) and, with
+    ``device`` on a GPU, ``device`` (one timer query around a whole run: the device's busy
+    time, with no per-draw query serializing its draws; inf on a software renderer). A run is
+    :func:`run_length` calls issued back to back (one on a software renderer); ``calls``
+    says how many."""
+    k = run_length(dev, warm(call, dev))
+    out = {"wall": float("inf"), "issue": float("inf"), "device": float("inf"), "calls": k}
     for _ in range(repeat):
         dev.finish()
         t0 = time.perf_counter()
-        call()
+        for _ in range(k):
+            call()
         t1 = time.perf_counter()
         dev.finish()
         t2 = time.perf_counter()
-        out["wall"], out["issue"] = min(out["wall"], t2 - t0), min(out["issue"], t1 - t0)
+        out["wall"] = min(out["wall"], (t2 - t0) / k)
+        out["issue"] = min(out["issue"], (t1 - t0) / k)
         if device and not dev.is_software:
             q = dev.ctx.query(time=True)
             with q:
-                call()
+                for _ in range(k):
+                    call()
             dev.finish()
-            out["device"] = min(out["device"], q.elapsed * 1e-9)
+            out["device"] = min(out["device"], q.elapsed * 1e-9 / k)
     return out
 
 
 def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
     """(fastest wall time, fastest issue time, counter snapshot) of one call of ``case``
-    after warming up: issue = until the call returns, wall = until the device is done; with
-    ``device``, a fourth item: the device time of a call (:func:`call_times`)."""
+    after warming up: issue = until the call returns, wall = until the device is done, per
+    call of a run on a GPU (:func:`call_times`); with ``device``, a fourth item: the device
+    time of a call."""
     call, release = case.build(dev)
     try:
         t = call_times(call, dev, repeat, device=device)
         dev.counter.reset()
         call()
+        # a call of a run (see call_times) does not wait for the device after it: its
+        # snapshot stops before the finish
+        snap = dev.counter.snapshot(host=True) if t["calls"] > 1 else None
         dev.finish()
-        out = (t["wall"], t["issue"], dev.counter.snapshot(host=True))
+        out = (t["wall"], t["issue"], snap or dev.counter.snapshot(host=True))
         return out + (t["device"],) if device else out
     finally:
         release()
