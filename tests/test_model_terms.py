@@ -319,11 +319,3 @@ def test_call_times_counts_every_call_of_a_run():
     assert n_warm >= 1
     assert 1e-3 <= t["wall"] < 10e-3 and t["issue"] <= t["wall"]
 
-
-def test_whole_call_samples_win_at_their_size_and_per_draw_ones_fill_the_rest():
-    from shadergpgpu.frontends.reports.calibrate_kernels import merge_samples
-    per_draw = {"k": [[1000.0, 9.0], [4000.0, 0.8]], "j": [[10.0, 2.0]]}
-    whole = {"k": [[1050.0, 3.5]], "w": [[50.0, 1.2]]}
-    got = merge_samples(per_draw, whole)
-    assert sorted(got["k"]) == [[1050.0, 3.5], [4000.0, 0.8]]   # 1000 is within 10 % of 1050
-    assert got["j"] == [[10.0, 2.0]] and got["w"] == [[50.0, 1.2]]
