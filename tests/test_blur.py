@@ -314,6 +314,25 @@ def test_exact_split_at_forced_cap_matches_scipy(capped, shape):
         {"exact.H": 1, "exact.V": 1}
 
 
+@pytest.mark.parametrize("border", BORDERS)
+def test_exact_gray_rows_interior_texels_under_a_forced_cap(capped, border):
+    """Gray rows long enough that most texels are interior for every slice of a split tap
+    loop (the whole-texel path) while the ends take the border path: scipy to 1e-5, and the
+    same image uncapped gives the same result to float32 rounding."""
+    img = np.random.default_rng(9).random((5, 2603)).astype(np.float32)
+    sigma = (1.0, 160.0)                       # radius 640 along the rows: several slices
+    capped.counter.reset()
+    out = gaussian_blur(img, sigma, method="exact", border=border, device=capped)
+    assert capped.counter.total > 2
+    assert rel_err(out, img, reference(img, sigma, border)) <= 1e-5
+    d = sg.Device()
+    try:
+        whole = gaussian_blur(img, sigma, method="exact", border=border, device=d)
+    finally:
+        d.release()
+    np.testing.assert_allclose(out, whole, rtol=0, atol=1e-5 * float(np.ptp(img)))
+
+
 def test_recursive_loops_respect_the_cap(capped):
     """The recursive kernels declare their loops: they run under the cap, and a tiling whose
     blocks would loop past it is refused (never silently cut short)."""

@@ -260,6 +260,8 @@ def glsl_input(kind: tuple, name: str, check: int | None = None) -> str:
       ``ivec2 NAME_grid_of(int t)``         grid (gi, gj) of the t-th texel, row by row
       ``ivec4 NAME_flat(int gi, int gj)``   row-major flat index of each lane of a grid texel,
                                              -1 for padding lanes
+      ``NAME_LANES``                        elements per texel along a grid row (4 packed, 1
+                                             unpacked)
     plus the shape macros of :func:`_glsl_shape`. ``check`` (debug mode: the input's number)
     guards ``NAME_coord`` (so ``NAME_texel``), ``NAME_at`` and ``NAME_get`` (:func:`debug_guard`).
     """
@@ -282,6 +284,7 @@ def glsl_input(kind: tuple, name: str, check: int | None = None) -> str:
         pack = 1
     g_coord, g_at, g_get = _guards(check, name)
     return (f"uniform sampler2D sg_{name};\n" + _glsl_shape(kind, name) +
+            f"#define {name}_LANES {pack}\n" +
             f"ivec2 {name}_coord(int gi, int gj) {{\n{g_coord}{coord}}}\n"
             f"vec4 {name}_texel(int gi, int gj) {{\n"
             f"    return texelFetch(sg_{name}, {name}_coord(gi, gj), 0);\n}}\n"
@@ -349,6 +352,7 @@ def _glsl_buffer_input(name: str, check: int | None = None) -> str:
     """
     g_index, g_at, g_get = _guards(check, name)
     return (f"uniform samplerBuffer sg_{name};\n" + _glsl_shape(("buffer", True, "row", False), name) +
+            f"#define {name}_LANES 4\n" +
             f"int {name}_index(int gi, int gj) {{\n{g_index}"
             f"    return gi * {name}_GRID_W + gj;\n}}\n"
             f"vec4 {name}_texel(int gi, int gj) {{\n"

@@ -91,6 +91,38 @@ void main() {
     OUT = mix(vec4(0.0), s, OUT_lanes());
 #elif GRAY
     vec4 s = vec4(0.0);
+    // Interior texels (every tap of the slice's distances a pixel of the row, no border, the
+    // four lanes live): whole texels of the row (a gray image is packed by rows, X_LANES = 4
+    // pixels a texel, lane 0 at OUT_pos(0)). Distance d = X_LANES kb + j takes the left taps
+    // of the four lanes from texels g.y - kb - 1 and g.y - kb and the right ones from
+    // g.y + kb and g.y + kb + 1, shifted by j lanes: two texel fetches and one weight per
+    // distance where the lane loop below makes eight element fetches and four weights. The
+    // same sums in the same order per lane.
+    int x0 = OUT_pos(0).y;
+    int x3 = OUT_pos(3).y;
+    if (x0 - (k_end - 1) >= 0 && x3 + (k_end - 1) <= n - 1) {
+        vec4 c = X_texel(g.x, g.y);
+        vec4 a = vec4(0.0);
+        for (int kb = k_begin / X_LANES; kb < (k_end + X_LANES - 1) / X_LANES; ++kb) {
+            vec4 lm = X_texel(g.x, max(g.y - kb - 1, 0));   // clamped: read only where in the row
+            vec4 l0 = X_texel(g.x, g.y - kb);
+            vec4 r0 = X_texel(g.x, g.y + kb);
+            vec4 r1 = X_texel(g.x, min(g.y + kb + 1, X_GRID_W - 1));
+            int d = X_LANES * kb;
+            if (d >= k_begin && d < k_end) a += WD(d) * ((l0 - c) + (r0 - c));
+            d += 1;
+            if (d >= k_begin && d < k_end)
+                a += WD(d) * ((vec4(lm.w, l0.xyz) - c) + (vec4(r0.yzw, r1.x) - c));
+            d += 1;
+            if (d >= k_begin && d < k_end)
+                a += WD(d) * ((vec4(lm.zw, l0.xy) - c) + (vec4(r0.zw, r1.xy) - c));
+            d += 1;
+            if (d >= k_begin && d < k_end)
+                a += WD(d) * ((vec4(lm.yzw, l0.x) - c) + (vec4(r0.w, r1.xyz) - c));
+        }
+        OUT = centre ? a + c : a;
+        return;
+    }
     for (int q = 0; q < 4; ++q) {
         if (!OUT_live(q)) continue;
         ivec2 p = OUT_pos(q);
