@@ -113,6 +113,12 @@ def test_plan_blocks_gives_large_products_several_blocks_per_worker():
     # and with one worker a product of 2 minimum blocks is cut in 2, not more
     bm, bn, _ = sgd.plan_blocks(8192, 4096, 64, 1, 32768)
     assert (bm, bn) == (4096, 4096)
+    # the blocks as matmul cuts them (evenly) keep MIN_SPLIT_ELEMENTS, not only the nominal
+    # block: 8,535 x 8,213 on 2 workers stays at 2 x 2 blocks of ~4,268 x 4,107
+    bm, bn, _ = sgd.plan_blocks(8535, 8213, 1000, 2, 8192)
+    rows, cols = sgd.blocks._even(8535, bm), sgd.blocks._even(8213, bn)
+    assert len(rows) * len(cols) == 4
+    assert min(rows) * min(cols) >= sgd.blocks.MIN_SPLIT_ELEMENTS
 
 
 def test_matmul_numpy_streams_blocks_past_the_texture_limit(client):

@@ -296,11 +296,12 @@ def test_calls_are_timed_in_runs_on_a_gpu_alone_on_a_software_renderer():
     assert MC.run_length(gpu, 1e-7) == MC.RUN_CALLS          # capped
 
 
-def test_call_times_counts_every_call_of_a_run():
-    """The per-call times of a run divide by the calls issued: a fake GPU device whose call
-    takes 1 ms gets runs of about RUN_SECONDS / 1 ms calls and about 1 ms a call."""
-    import time as _time
+def test_call_times_counts_every_call_of_a_run(monkeypatch):
+    """The per-call times of a run divide by the calls issued: on a fake GPU device whose call
+    advances a fake clock by exactly 1 ms, runs are RUN_SECONDS / 1 ms calls long and a call
+    reads 1 ms (no real time is measured)."""
     from shadergpgpu.frontends.reports import model_cases as MC
+    clock = [0.0]
     calls = []
 
     class FakeGpu:
@@ -311,11 +312,23 @@ def test_call_times_counts_every_call_of_a_run():
 
     def call():
         calls.append(1)
-        _time.sleep(1e-3)
+        clock[0] += 1e-3
+    monkeypatch.setattr(MC.time, "perf_counter", lambda: clock[0])
     t = MC.call_times(call, FakeGpu(), repeat=3, device=False)
     k = t["calls"]
-    assert 2 <= k <= MC.run_length(FakeGpu(), 1e-3)
-    n_warm = len(calls) - 3 * k
-    assert n_warm >= 1
-    assert 1e-3 <= t["wall"] < 10e-3 and t["issue"] <= t["wall"]
+    assert k == round(MC.RUN_SECONDS / 1e-3) == MC.run_length(FakeGpu(), 1e-3)
+    n_warm = round(0.2 / 1e-3)                      # warm() calls for 0.2 s on a GPU
+    assert len(calls) == n_warm + 3 * k
+    assert t["wall"] == pytest.approx(1e-3) and t["issue"] == pytest.approx(1e-3)
 
+
+def test_count_of_a_call_in_a_run_has_no_wait_after_it(dev):
+    """count(finish=False) snapshots a call as a run's call (timed_call on a GPU): the same
+    passes, one finish fewer; benchmarks/model_cross.py counts a GPU record's call that way."""
+    from shadergpgpu.frontends.reports import model_cases as MC
+    case = MC.elementwise_case(64)
+    alone = MC.count(case, dev)
+    in_run = MC.count(case, dev, finish=False)
+    assert MC.finishes(alone) == MC.finishes(in_run) + 1
+    assert sum(s["passes"] for s in alone.values()) == sum(s["passes"] for s in in_run.values())
+    assert M.syncs(in_run) == 0

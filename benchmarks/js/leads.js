@@ -23,8 +23,8 @@
    calls 112 ms; chained, every call's work is needed by the final sync.
 
    Before timing, one call's full result is read back and POSTed with the timings, and the
-   harness holds it against float64 numpy. The result is POSTed to /result in the format of
-   shadergpgpu/web/replay.html: "SGRESULT", uint32 JSON length, JSON, padding, float32 data. */
+   harness holds it against float64 numpy. The result is POSTed to /result by post() of
+   shadergpgpu/web/post.js: "SGRESULT", uint32 JSON length, JSON, padding, float32 data. */
 "use strict";
 
 function loadScript(src) {

@@ -42,10 +42,11 @@ def plan_blocks(M: int, N: int, K: int, n_workers: int, max_texture_size: int,
 
     Every block side is at most the devices' ``max_texture_size`` (so no operand block wraps
     past one texture) and every operand block at most ``max_elements`` values; the output is
-    cut into at least ``n_workers`` blocks where it can be (more work in flight), and into
-    up to :data:`BLOCKS_PER_WORKER` blocks per worker while every block keeps at least
-    :data:`MIN_SPLIT_ELEMENTS` elements; K as little as possible (one accumulator per output
-    block, fewer passes).
+    cut into at least ``n_workers`` blocks where it can be (more work in flight), and, by
+    halving a side, into about :data:`BLOCKS_PER_WORKER` blocks per worker (at least that
+    many where the sizes allow; halving can overshoot for worker counts that are not powers
+    of 2) while every block keeps at least :data:`MIN_SPLIT_ELEMENTS` elements; K as little
+    as possible (one accumulator per output block, fewer passes).
     """
     lim = int(max_texture_size)
     bm, bn, bk = min(M, lim), min(N, lim), min(K, lim)
@@ -70,9 +71,14 @@ def plan_blocks(M: int, N: int, K: int, n_workers: int, max_texture_size: int,
 
     while -(-M // bm) * -(-N // bn) < n_workers and (bm > 8 or bn > 8):
         halve()
-    # several blocks per worker where the product is large enough to pipeline
+    # several blocks per worker where the product is large enough to pipeline: halve while
+    # the blocks the halving makes (cut evenly, as matmul cuts them) keep MIN_SPLIT_ELEMENTS
+    def smallest_after_halving() -> float:
+        m, n = (-(-bm // 2), bn) if bm >= bn and bm > 8 else (bm, -(-bn // 2))
+        return (M // -(-M // m)) * (N // -(-N // n))
+
     while (-(-M // bm) * -(-N // bn) < BLOCKS_PER_WORKER * n_workers
-           and bm * bn >= 2 * MIN_SPLIT_ELEMENTS and max(bm, bn) > 8):
+           and max(bm, bn) > 8 and smallest_after_halving() >= MIN_SPLIT_ELEMENTS):
         halve()
     return bm, bn, bk
 

@@ -192,18 +192,26 @@ def default_cases(software: bool = True) -> list[Case]:
 
 
 # ---- measuring and predicting one case ----------------------------------------------------------
-def count(case: Case, dev) -> dict:
-    """Counter snapshot of ONE call of ``case`` on ``dev`` (after a warm-up call)."""
+def count(case: Case, dev, finish: bool = True) -> dict:
+    """Counter snapshot of ONE call of ``case`` on ``dev`` (after a warm-up call), with the
+    wait for the device after it, or without (``finish=False``: a call of a run, as
+    :func:`timed_call` snapshots it on a GPU)."""
     call, release = case.build(dev)
     try:
         call()
         dev.finish()
         dev.counter.reset()
         call()
+        snap = None if finish else dev.counter.snapshot(host=True)
         dev.finish()
-        return dev.counter.snapshot(host=True)
+        return snap or dev.counter.snapshot(host=True)
     finally:
         release()
+
+
+def finishes(snapshot: dict) -> int:
+    """The waits for the device (finish events) in a counter snapshot."""
+    return sum((s.get("events") or {}).get("finish", 0) for s in snapshot.values())
 
 
 def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tuple:
