@@ -297,9 +297,9 @@ def test_calls_are_timed_in_runs_on_a_gpu_alone_on_a_software_renderer():
 
 
 def test_call_times_counts_every_call_of_a_run(monkeypatch):
-    """The per-call times of a run divide by the calls issued: on a fake GPU device whose call
-    advances a fake clock by exactly 1 ms, runs are RUN_SECONDS / 1 ms calls long and a call
-    reads 1 ms (no real time is measured)."""
+    """A run issues run_length calls per repeat: on a fake GPU device whose call advances a
+    fake clock by exactly 1 ms, runs are RUN_SECONDS / 1 ms calls long, after the warm-up's
+    calls (no real time is measured, and no time is asserted)."""
     from shadergpgpu.frontends.reports import model_cases as MC
     clock = [0.0]
     calls = []
@@ -319,7 +319,6 @@ def test_call_times_counts_every_call_of_a_run(monkeypatch):
     assert k == round(MC.RUN_SECONDS / 1e-3) == MC.run_length(FakeGpu(), 1e-3)
     n_warm = round(0.2 / 1e-3)                      # warm() calls for 0.2 s on a GPU
     assert len(calls) == n_warm + 3 * k
-    assert t["wall"] == pytest.approx(1e-3) and t["issue"] == pytest.approx(1e-3)
 
 
 def test_count_of_a_call_in_a_run_has_no_wait_after_it(dev):
