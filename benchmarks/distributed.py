@@ -19,6 +19,10 @@ the target.
   ``Sammon.fit(X)`` on one device vs ``Sammon.fit(X, client=)``; whole fits (setup included)
   and the median time of one evaluation (update passes + stress) are compared.
 
+SGEMM on the cluster also runs once more under ``get_task_stream`` and prints, per worker, when
+its work started and ended, its compute and its transfer time; ``--blocks`` times other block
+plans beside the default one.
+
 Device names, EGL device index and process id of every worker are printed first (with the GPU
 that ``nvidia-smi`` shows each worker process on, where it can tell).
 """

@@ -200,13 +200,19 @@ def count(case: Case, dev, finish: bool = True) -> dict:
     try:
         call()
         dev.finish()
-        dev.counter.reset()
-        call()
-        snap = None if finish else dev.counter.snapshot(host=True)
-        dev.finish()
-        return snap or dev.counter.snapshot(host=True)
+        return _snapshot_of_call(call, dev, finish)
     finally:
         release()
+
+
+def _snapshot_of_call(call, dev, finish: bool) -> dict:
+    """Counter snapshot of one call of ``call``, taken after the wait for the device that
+    follows it (``finish``) or before it (a call of a run); the device is idle after."""
+    dev.counter.reset()
+    call()
+    snap = None if finish else dev.counter.snapshot(host=True)
+    dev.finish()
+    return dev.counter.snapshot(host=True) if finish else snap
 
 
 def finishes(snapshot: dict) -> int:
@@ -301,13 +307,9 @@ def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
     call, release = case.build(dev)
     try:
         t = call_times(call, dev, repeat, device=device)
-        dev.counter.reset()
-        call()
         # a call of a run (see call_times) does not wait for the device after it: its
         # snapshot stops before the finish
-        snap = dev.counter.snapshot(host=True) if t["calls"] > 1 else None
-        dev.finish()
-        out = (t["wall"], t["issue"], snap or dev.counter.snapshot(host=True))
+        out = (t["wall"], t["issue"], _snapshot_of_call(call, dev, finish=t["calls"] == 1))
         return out + (t["device"],) if device else out
     finally:
         release()

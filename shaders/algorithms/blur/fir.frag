@@ -91,8 +91,8 @@ void main() {
     OUT = mix(vec4(0.0), s, OUT_lanes());
 #elif GRAY
     vec4 s = vec4(0.0);
-    // Interior texels (every tap of the slice's distances a pixel of the row, no border, the
-    // four lanes live): whole texels of the row (a gray image is packed by rows, X_LANES = 4
+    // Interior texels (inside the texture's grid, every tap of the slice's distances a pixel
+    // of the row, no border, the four lanes live): whole texels of the row (a gray image is packed by rows, X_LANES = 4
     // pixels a texel, lane 0 at OUT_pos(0)). Distance d = X_LANES kb + j takes the left taps
     // of the four lanes from texels g.y - kb - 1 and g.y - kb and the right ones from
     // g.y + kb and g.y + kb + 1, shifted by j lanes: two texel fetches and one weight per
@@ -100,7 +100,7 @@ void main() {
     // same sums in the same order per lane.
     int x0 = OUT_pos(0).y;
     int x3 = OUT_pos(3).y;
-    if (x0 - (k_end - 1) >= 0 && x3 + (k_end - 1) <= n - 1) {
+    if (OUT_inside() && x0 - (k_end - 1) >= 0 && x3 + (k_end - 1) <= n - 1) {
         vec4 c = X_texel(g.x, g.y);
         vec4 a = vec4(0.0);
         for (int kb = k_begin / X_LANES; kb < (k_end + X_LANES - 1) / X_LANES; ++kb) {
