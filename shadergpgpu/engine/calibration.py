@@ -7,7 +7,9 @@
   allocation from the pool and of a new texture, and the latency of a small upload and of a
   small readback (which waits for an idle device);
 * the device time of an empty pass (timer queries on a GPU; on a software renderer the wall
-  time a batch of empty passes takes beyond issuing them);
+  time a batch of empty passes takes beyond issuing them), and on a GPU what an accumulating
+  pass adds per tile of its rectangle (squares and one-texel strips; the tile side fitted,
+  :func:`_fit_tiles`);
 * the ALU, texel fetch (2-D and buffer textures) and write rates, the upload and readback
   bandwidths, and the fragments the device shades at once (the ALU probe on a small target);
 
@@ -127,7 +129,8 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
         return a
 
     saved_counter, dev.counter = dev.counter, PassCounter()   # keep the user's counts clean
-    pass_gpu_us = per_kfrag = 0.0
+    pass_gpu_us = per_kfrag = per_tile = 0.0
+    tile_px = 0
     try:
         out = keep(dev.empty((side, 4 * side)))
         small = keep(dev.empty((small_side, 4 * small_side)))
@@ -226,8 +229,10 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
             # one timer query around the whole batch (a query per pass costs GPU time itself)
             def batch_us(p):
                 best_ns = float("inf")
-                for _ in range(3):
+                for _ in range(5):
                     dev.finish()
+                    # a long pass first: the GPU is busy, its clocks up, when the batch comes
+                    dev.run(alu, out, uniforms={"n_iter": iters})
                     q = dev.ctx.query(time=True)
                     with q:
                         p.repeat("alpha", alphas)
@@ -235,13 +240,21 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
                     best_ns = min(best_ns, q.elapsed)
                 return best_ns / n_tiny / 1e3
             pass_gpu_us = batch_us(pacc)
+
+            def accumulating(rows, cols):
+                """An accumulating pass over a rows x cols texel target."""
+                x = keep(dev.array(np.ones((rows, cols), np.float32), packed=False))
+                y = keep(dev.empty((rows, cols), packed=False))
+                p = dev.prepare(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alpha": 0.0},
+                                blend=bool(dev.float_blending))
+                p.repeat("alpha", alphas[:4])
+                return p
             # the same accumulating passes over 1024 fragments: what a blended pass adds
-            a1k = keep(dev.array(np.ones((32, 128), np.float32)))
-            acc1k = keep(dev.empty((32, 128)))
-            p1k = dev.prepare(SAXPY, acc1k, inputs={"X": a1k, "Y": a1k},
-                              uniforms={"alpha": 0.0}, blend=bool(dev.float_blending))
-            p1k.repeat("alpha", alphas[:4])
-            per_kfrag = max(batch_us(p1k) - pass_gpu_us, 0.0) / (1023 / 1e3)
+            per_kfrag = max(batch_us(accumulating(32, 32)) - pass_gpu_us, 0.0) / (1023 / 1e3)
+            # and over squares and strips: the tiles they cover
+            tile_px, per_tile = _fit_tiles(
+                {(w, h): max(batch_us(accumulating(h, w)) - pass_gpu_us, 0.0)
+                 for w, h in ((64, 64), (4096, 1), (1, 4096), (1024, 4))})
         else:
             pass_gpu_us = max(wall["prepared"] - issue["prepared"], 0.0) * 1e6
         draw_us = issue["draw"] * 1e6
@@ -277,6 +290,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
               "readback_gbs": host.nbytes / best["down"] / 1e9,
               "saturation_fragments": saturation, "host_us": host_us,
               "pass_gpu_us_per_kfragment": per_kfrag,
+              "tile_px": tile_px, "pass_gpu_us_per_tile": per_tile,
               "threads": _threads() if sw else 0,
               "overlap": "sum" if sw else "max"}
     prof = {"name": profile_name(dev), "kind": "software" if sw else "gpu",
@@ -293,6 +307,26 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
     if save:
         prof["path"] = save_profile(prof)
     return prof
+
+
+#: The tile sides (pixels) :func:`_fit_tiles` tries.
+TILE_SIDES = (8, 16, 32, 64)
+
+
+def _fit_tiles(costs: dict) -> tuple[int, float]:
+    """(tile side, us per tile) that best explain ``costs`` ({(w, h): us an accumulating pass
+    over a w x h rectangle adds to an empty one}): per side in :data:`TILE_SIDES` the least
+    squares cost per tile, the side with the smallest relative error; (0, 0.0) when nothing
+    was measured."""
+    from .model import tiles
+    best = (float("inf"), 0, 0.0)
+    for side in TILE_SIDES:
+        n = {k: tiles(k, side) for k in costs}
+        per = sum(costs[k] * n[k] for k in costs) / sum(n[k] ** 2 for k in costs)
+        err = sum(((per * n[k] - c) / max(c, 1e-3)) ** 2 for k, c in costs.items())
+        if per > 0 and err < best[0]:
+            best = (err, side, per)
+    return best[1], best[2]
 
 
 def _threads() -> int:

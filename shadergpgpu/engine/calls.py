@@ -127,11 +127,12 @@ class _Signature:
 
     __slots__ = ("dev", "kernel", "layouts", "defs", "slices", "compiled", "types", "defaults",
                  "shapes", "out_names", "viewport", "frags", "mode", "_plans", "_fixed",
-                 "_used", "_work_fn", "fbo", "fbo_textures", "fbo_epoch", "work_key")
+                 "_used", "_work_fn", "fbo", "fbo_textures", "fbo_epoch", "work_key", "size")
 
-    def __init__(self, dev, kernel, layouts, defs, slices):
+    def __init__(self, dev, kernel, layouts, defs, slices, size=None):
         self.dev, self.kernel, self.layouts, self.defs = dev, kernel, layouts, defs
         self.slices = slices
+        self.size = size            # the drawn rectangle (w, h); None: the whole output
         self._plans: dict = {}
         self._used: tuple = ()      # the uniforms the plans read so far (their cache key)
         self.fbo = self.fbo_textures = self.work_key = None
@@ -162,7 +163,7 @@ class _Signature:
             k, d = self.kernel, self.defs
             reads = _Reads(vals)
             got = (k.slices(self.layouts, reads, d, self.dev.loop_cap, self.slices or 1),
-                   k.work_of(self.layouts, reads, d))
+                   k.work_of(self.layouts, reads, d, self.size))
             new = reads.read.difference(used)
             if new:     # a value not read before decides this plan: key on it from now on
                 used = self._used = used + tuple(sorted(new, key=repr))

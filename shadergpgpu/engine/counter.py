@@ -222,7 +222,8 @@ class PassCounter:
         groups: dict = {}
         for (label, frags, work), n in self._draws.items():
             name = work[4] if len(work) > 4 else ""
-            g = groups.setdefault((label, name), [0.0, 0, 0.0, 0.0, 0.0, 0.0])
+            g = groups.setdefault((label, name), [0.0, 0, 0.0, 0.0, 0.0, 0.0, set()])
+            g[6].add(tuple(work[5:7]))
             f = frags * n
             g[0] += f
             g[1] += n
@@ -231,8 +232,10 @@ class PassCounter:
             g[4] += f * work[2]
             g[5] += f * (work[3] if len(work) > 3 else 0.0)
         self._draws = {}
-        for (label, name), (f, n, fl, fe, by, bf) in groups.items():
+        for (label, name), (f, n, fl, fe, by, bf, sizes) in groups.items():
             work = (fl / f, fe / f, by / f, bf / f, name) if f else (0.0, 0.0, 0.0, 0.0, name)
+            if len(sizes) == 1:         # one drawn rectangle for all: the model keeps it
+                work += next(iter(sizes))
             self._draws[label, f / n if n else 0.0, work] = n
 
     @property
@@ -331,7 +334,9 @@ class PassCounter:
             name = work[4] if len(work) > 4 else ""
             k = out[label]["kernels"].setdefault(name, {"passes": 0, "gpu_ms": 0.0,
                                                        "draws": []})
-            k["draws"].append([frags, n, *[float(x) for x in work[:4]]])
+            # [fragments per pass, draws, flops, fetches, bytes, buffer fetches, width,
+            # height] (the drawn rectangle; left out where merged draws had several)
+            k["draws"].append([frags, n, *[float(x) for x in work[:4]], *work[5:7]])
         for (label, kind), n in self.events.items():
             if label not in out:
                 continue

@@ -180,7 +180,10 @@ class Drawing:
         self._validate(kernel, inputs, outs, blend_mode(blend))
         vals, defs = kernel.check_call(inputs, outs, uniforms, defines)
         layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
-        memo = _Signature(self, kernel, layouts, defs, slices)
+        arrs = [outs[n] for n in kernel.outputs]
+        viewport, frags = self._viewport(arrs, rect)
+        memo = _Signature(self, kernel, layouts, defs, slices,
+                          None if viewport is None else viewport[2:])
         cuts, work = memo.plan(vals)
         c = self.compiled(kernel, inputs, outs, defs)
         for n, a in layouts.items():
@@ -188,9 +191,7 @@ class Drawing:
         for name, v in vals.items():
             c.put(name, v)
         c.state.owner = None
-        arrs = [outs[n] for n in kernel.outputs]
         self._note_dependent(kernel, inputs, arrs)
-        viewport, frags = self._viewport(arrs, rect)
         watch = None if self.sanitizer is None else \
             self.sanitizer.watch(kernel, inputs, outs, vals, mode, viewport)
         if sig is not None and self.sanitizer is None:

@@ -352,16 +352,22 @@ class Kernel:
         self.__dict__["_declared_work"] = fn
         self.__dict__.pop("_table_work", None)
 
-    def work_of(self, layouts: dict, uniforms: dict, defines: dict) -> tuple | None:
-        """(flops, fetches, bytes written, buffer fetches, kernel name) of one fragment over a
-        whole call (the buffer fetches are the part of the fetches that read buffer textures;
-        the name lets the cost model price each kernel's draws apart), or None."""
+    def work_of(self, layouts: dict, uniforms: dict, defines: dict,
+                size: tuple | None = None) -> tuple | None:
+        """(flops, fetches, bytes written, buffer fetches, kernel name, width, height) of one
+        fragment over a whole call (the buffer fetches are the part of the fetches that read
+        buffer textures; the name lets the cost model price each kernel's draws apart; width
+        and height: the drawn rectangle, ``size``, else the first output's texture, whose
+        tiles the model counts), or None."""
         if self.work is None:
             return None
         w = self.work(Args(layouts, uniforms, defines))
+        if size is None:
+            out = layouts.get(next(iter(self.outputs), None))
+            size = out.tex_size if out is not None else (0, 0)
         return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
                 float(w.get("bytes", 16 * len(self.outputs))),
-                float(w.get("buffer_fetches", 0)), self.name)
+                float(w.get("buffer_fetches", 0)), self.name, int(size[0]), int(size[1]))
 
     def slices(self, layouts: dict, uniforms: dict, defines: dict, cap: int | None,
                at_least: int = 1) -> list[tuple[int, int]]:

@@ -74,6 +74,12 @@ class Speeds:
     #: a software renderer's rasterizer threads (0 on a GPU): each takes whole 64 x 64
     #: tiles, so a pass covering fewer tiles than threads leaves threads idle
     threads: int = 0
+    #: on a GPU, the side (pixels) of the square tiles whose count an accumulating pass's
+    #: device time follows (a one-texel-high strip of 4,096 covers as many tiles as a
+    #: square of 64 x tile fragments), and the time each adds (us); 0: not calibrated (the
+    #: per-fragment term prices it)
+    tile_px: int = 0
+    pass_gpu_us_per_tile: float = 0.0
 
     @classmethod
     def from_dict(cls, d: dict, device: str = "") -> "Speeds":
@@ -103,7 +109,9 @@ class Speeds:
                    floor_factor={str(k): _samples(v)
                                  for k, v in (d.get("floor_factor") or {}).items()},
                    pass_gpu_us_per_kfragment=float(d.get("pass_gpu_us_per_kfragment")
-                                                   or 0.0))
+                                                   or 0.0),
+                   tile_px=int(d.get("tile_px") or 0),
+                   pass_gpu_us_per_tile=float(d.get("pass_gpu_us_per_tile") or 0.0))
 
     @property
     def detailed(self) -> bool:
@@ -130,16 +138,17 @@ class Speeds:
         t = self.terms(0, flops, fetches, nbytes, buffer_fetches)
         return self.pass_overhead_us * 1e-6 + self.bound(t)
 
-    def occupancy(self, fragments: float) -> float:
+    def occupancy(self, fragments: float, size=None) -> float:
         """Slow-down of a pass of ``fragments`` fragments against a full device (>= 1): on a
         GPU, below ``saturation_fragments`` a pass takes as long as that many would (its
-        loops run at their latency); on a software renderer, threads over the tiles its
-        fragments cover (at least one 64 x 64 tile each)."""
+        loops run at their latency); on a software renderer, threads over the 64 x 64 tiles
+        the pass covers (its rectangle ``size``, (w, h), where known; else its fragments
+        packed in whole tiles)."""
         if fragments <= 0:
             return 1.0
         if self.threads:
-            tiles = -(-int(fragments) // 4096)
-            return self.threads / min(self.threads, tiles)
+            t = tiles(size, 64) if size else -(-int(fragments) // 4096)
+            return self.threads / min(self.threads, max(t, 1))
         sat = self.saturation_fragments
         return max(1.0, sat / fragments) if sat else 1.0
 
@@ -160,16 +169,29 @@ class Speeds:
                 return e0 * (e1 / e0) ** w
         return pts[-1][1]
 
-    def pass_floor(self, fragments: float) -> float:
+    def pass_floor(self, fragments: float, size=None) -> float:
         """Seconds the device spends at least on an accumulating pass of ``fragments``
-        fragments: the empty pass, plus ``pass_gpu_us_per_kfragment`` per thousand fragments
-        (a pass blending into the target of the previous one waits for its blends); the
-        floor of any pass is ``pass_floor(0)``."""
+        fragments (a pass blending into the target of the previous one waits for its
+        blends): the empty pass, plus ``pass_gpu_us_per_tile`` per tile of its rectangle
+        ``size`` (w, h) where the tiles are calibrated and the size known, else
+        ``pass_gpu_us_per_kfragment`` per thousand fragments; the floor of any pass is
+        ``pass_floor(0)``."""
+        if fragments <= 0:
+            return self.pass_gpu_us * 1e-6
+        if size and self.tile_px and self.pass_gpu_us_per_tile:
+            return (self.pass_gpu_us + self.pass_gpu_us_per_tile *
+                    tiles(size, self.tile_px)) * 1e-6
         return (self.pass_gpu_us + self.pass_gpu_us_per_kfragment * fragments / 1e3) * 1e-6
 
     def host_cost(self, key: str) -> float:
         """Seconds of one pass of path ``key`` or one host event ``key`` (0 when unknown)."""
         return self.host_us.get(key, 0.0) * 1e-6
+
+
+def tiles(size, side: int) -> int:
+    """Square tiles of ``side`` pixels that a (w, h) rectangle covers."""
+    w, h = size
+    return -(-int(w) // side) * -(-int(h) // side)
 
 
 def _samples(v) -> list:
@@ -197,15 +219,16 @@ def kernel_device(speeds: Speeds, name: str, k: dict) -> tuple[float, dict]:
     # one's blends (the floor's per-fragment part); other passes pay the empty pass's floor
     rep = min((k.get("paths") or {}).get("repeat", 0) / passes, 1.0) if passes else 0.0
     floor = 0.0
-    for frags, n, flops, fetches, nbytes, bfetch in draws:
-        alone = speeds.occupancy(frags)
+    for frags, n, flops, fetches, nbytes, bfetch, *size in draws:
+        size = size[:2] if len(size) >= 2 else None     # the drawn rectangle, if known
+        alone = speeds.occupancy(frags, size)
         occ = alone if speeds.threads else dep * alone + (1.0 - dep) * together
         f = frags * n
         t = speeds.terms(f, f * flops, f * fetches, f * nbytes, f * bfetch)
         for key in terms:
             terms[key] += t[key] * occ
         work += speeds.bound(t) * occ
-        floor += n * (rep * speeds.pass_floor(frags) + (1.0 - rep) * speeds.pass_floor(0))
+        floor += n * (rep * speeds.pass_floor(frags, size) + (1.0 - rep) * speeds.pass_floor(0))
     drawn = sum(n for _, n, *_ in draws)
     per = sum(f * n for f, n, *_ in draws) / drawn if drawn else 0
     eff = speeds.efficiency_at(name, per)

@@ -178,7 +178,8 @@ class Pass:
             layouts = {n: a.layout for n, a in list(self.inputs.items()) +
                        list(self.outputs.items())}
             user = _Reads({n: v for n, v in self.values.items() if n in k.uniforms})
-            self._work = k.work_of(layouts, user, self.defines)
+            self._work = k.work_of(layouts, user, self.defines,
+                                   None if self.rect is None else tuple(self.rect)[2:])
             if self._checks:
                 self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
             # the uniforms the work, loop and split functions read: only a new value of one
@@ -443,7 +444,8 @@ class Pass:
                 use(unit)
             viewport, frags = dev._viewport(outs, rect)
             if self._work is not None:
-                dev.counter.add_work(frags, self._work)
+                dev.counter.add_work(frags, self._work if viewport is None else
+                                    (*self._work[:5], *viewport[2:]))
             seen = dev._fbo_epoch
             drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
             if self._state.owner is not self:  # an emulated accumulation ran other kernels

@@ -35,6 +35,11 @@ from ...engine import model as M
 MIN_TIMED_PASS_S = 200e-6
 
 
+#: A call whose passes the host took at least this share of the device time to issue is
+#: host-bound: its device time gives no per-pass floor sample (see _dominant_sample).
+HOST_BOUND = 0.9
+
+
 def calibration_cases(software: bool) -> list:
     """The configurations the kernels' efficiencies are measured on (held out from the
     checks of :func:`.model_cases.default_cases`)."""
@@ -57,9 +62,9 @@ def calibration_cases(software: bool) -> list:
     return [backprop_case((2, 32, 1), 512, "paper", True),
             backprop_case((2, 32, 1), 512, "paper", False),
             backprop_case((2, 512, 1), 8192, "paper", True),
-            # the accumulating passes of a 1,024-unit layer (1,025 and 3,072 fragments): their
-            # per-pass device time depends on the rows they gather, not on fragments alone
-            backprop_case((2, 1024, 1), 4096, "paper", True),
+            # the accumulating passes of a 1,024-unit layer (a 1 x 1,025 and a 1,024 x 3
+            # strip): at N = 8,192 the update's 4,096 of them are the bulk of the device time
+            backprop_case((2, 1024, 1), 8192, "paper", True),
             backprop_case((2, 32, 1), 512, "fused"),
             # a 512-unit layer over as many vectors as the 1,024-unit check: the gradient pass's
             # efficiency follows its loop over the vectors as well as its fragments
@@ -70,9 +75,9 @@ def calibration_cases(software: bool) -> list:
             blur_case((1024, 1024), 6.0), blur_case((4096, 4096), 12.0),
             blur_case((1024, 1024), 2.0, "exact"), blur_case((4096, 4096), 4.0, "exact"),
             svm_case(2048, 32, 100), svm_case(8192, 16, 50),
-            # enough iterations at n = 4,096 that the update, not the setup's distances,
-            # is the bulk of the call (its whole-call sample brackets the check's n)
-            sammon_case(1024, 16, 5), sammon_case(4096, 16, 12),
+            # the check's n bracketed closely: the call's host work grows with n; the
+            # update's passes at n = 3,072 are long enough to time one by one
+            sammon_case(1536, 16, 5), sammon_case(3072, 16, 4),
             elementwise_case(2048), elementwise_case(8192),
             reduction_case(2048), reduction_case(8192)]
 
@@ -80,7 +85,7 @@ def calibration_cases(software: bool) -> list:
 def _work_time(speeds: M.Speeds, name: str, k: dict) -> float:
     """The device time the model gives a kernel's draws with efficiency 1 and no floor."""
     sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "pass_gpu_us": 0.0,
-                     "pass_gpu_us_per_kfragment": 0.0})
+                     "pass_gpu_us_per_kfragment": 0.0, "pass_gpu_us_per_tile": 0.0})
     return M.kernel_device(sp, name, k)[0]
 
 
@@ -173,12 +178,19 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
     serializes its draws; on a software renderer the wall time of whole calls, less the
     predicted rest of the call): what the other kernels and the per-pass terms do not take, over
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
-    (passes accumulating one after another), over that floor; None without such a kernel.
+    (passes accumulating one after another), over that floor; None without such a kernel. On
+    a GPU also None for a call that waits for the device more than once (the query spans the
+    host's work between the waits) and, for a floor, for a call whose host issued its passes
+    no faster than the device drew them (:data:`HOST_BOUND`: the device kept the host's pace).
     ``timed``: the case's (wall, issue, snapshot, device) (:func:`.model_cases.timed_rounds`)."""
     sw = dev.is_software
-    wall, _, snap, device = timed
+    wall, issue, snap, device = timed
     # no timer query sees a software renderer's threads: there the wall time
     best = wall if sw else device
+    # a timer query around a call spans the host's work between its waits for the device
+    # (readbacks inside the call): those calls' kernels keep their per-draw samples
+    if not sw and M.syncs(snap) > 1:
+        return None
     sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "floor_factor": {}})
     times, works, floors = {}, {}, {}
     for s in snap.values():
@@ -195,20 +207,22 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
         return None
     others = 0.0
     frags = drawn = 0
-    if sw:   # the rest of the call's time: host, transfers, calls and the other kernels
-        others = M.total(M.predict({lb: dict(s, kernels={n: k for n, k in
-                                                         (s.get("kernels") or {}).items()
-                                                         if n != name})
-                                    for lb, s in snap.items()}, sp))
-    for s in snap.values():
-        rest = dict(s, kernels={n: k for n, k in (s.get("kernels") or {}).items()
-                                if n != name}, events={}, paths={})
-        if not sw:
-            others += M.predict({"x": rest}, sp)["x"]["device_s"]
+    rests = {}
+    for lb, s in snap.items():
         k = (s.get("kernels") or {}).get(name)
+        # the phase without the kernel: its passes too (else the model prices them as passes
+        # of no declared work, at the empty pass's floor each)
+        rests[lb] = dict(s, kernels={n: kk for n, kk in (s.get("kernels") or {}).items()
+                                     if n != name},
+                         passes=s.get("passes", 0) - (k or {}).get("passes", 0))
         if k:
             frags += sum(f * m for f, m, *_ in k.get("draws", ()))
             drawn += sum(m for _, m, *_ in k.get("draws", ()))
+    if sw:   # the rest of the call's time: host, transfers, calls and the other kernels
+        others = M.total(M.predict(rests, sp))
+    else:    # the rest of the device time
+        others = sum(M.predict({"x": dict(r, events={}, paths={})}, sp)["x"]["device_s"]
+                     for r in rests.values())
     left = best - others
     if left <= 0:
         return None
@@ -216,6 +230,10 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
         if sw:    # the rest of a call (its Python, calibrated after this) is in ``left``
             return None
         return name, "work", frags / max(drawn, 1), left / works[name]
+    if not sw and not M.syncs(snap) and issue >= HOST_BOUND * best:
+        # the host issued the passes no faster than the device drew them: the device time
+        # measured is the host's pace, not the passes' floor
+        return None
     return name, "floor", frags / max(drawn, 1), left / floors[name]
 
 
