@@ -2,7 +2,7 @@
 of the same fragments, against the cost model's tile term (the calibrated profile's
 ``tile_px`` and ``pass_gpu_us_per_tile``).
 
-    python benchmarks/diag/accumulate_tiles.py [--passes 2000]
+    python benchmarks/diag/accumulate_tiles.py [--passes 2000] [--cold]
 
 Each shape: one timer query around a batch of blended SAXPY passes (``Pass.repeat``) after a
 long ALU pass (the GPU busy, its clocks up), the fastest of 5 batches. GPU only (timer
@@ -29,6 +29,8 @@ SHAPES = [(1, 1), (32, 32), (64, 64), (128, 128), (4096, 1), (1, 4096), (2048, 1
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--passes", type=int, default=2000)
+    p.add_argument("--cold", action="store_true",
+                   help="no long pass before each batch (the GPU as the batch finds it)")
     a = p.parse_args(argv)
     dev = sg.Device()
     if dev.is_software or not getattr(dev.caps, "timer_queries", False):
@@ -51,7 +53,7 @@ def main(argv=None) -> int:
         best = float("inf")
         for _ in range(5):
             dev.finish()
-            for _ in range(4):
+            for _ in range(0 if a.cold else 4):
                 dev.run(FILL, busy, uniforms={"value": 1.0})
             q = dev.ctx.query(time=True)
             with q:

@@ -202,11 +202,20 @@ _entry("sgemm/stage-block", lambda a: _w(0, 4, 16, 4 * _is_buffer(a.X)))
 # ---- blur (exact FIR): 2R + 1 taps, a weight fetch and a pixel fetch per tap --------------------
 # The reflected border (BORDER 0) folds each tap's index with an integer division (IDIV).
 def _fir(a):
-    taps = 2 * int(a.uniforms["R"]) + 1
+    r = int(a.uniforms["R"])
+    taps = 2 * r + 1
     fold = IDIV if int(a.defines.get("BORDER", 0)) == 0 else 2
     if a.defines.get("AXIS", 0) == 0 and a.defines.get("GRAY", 0):
-        # four pixels per texel, a scalar walk each (multiply-add, index fold, 2 fetches)
-        return _w(4 * (2 + fold) * taps, 8 * taps, 16)
+        # texels within R pixels of a row's ends: four pixels per texel, a scalar walk each
+        # (multiply-add, index fold, 2 fetches per tap); the others (interior) take whole
+        # texels: per 4 distances 4 texel fetches, per distance a weight fetch and 2 vec4
+        # differences, a vec4 sum and a vec4 multiply-add (20 flops)
+        n = max(int(a.OUT.cols), 1)
+        edge = min(1.0, 2.0 * (r + 4) / n)
+        dist = r + 1
+        flops = edge * 4 * (2 + fold) * taps + (1 - edge) * 20 * dist
+        fetches = edge * 8 * taps + (1 - edge) * (dist + 4 * -(-dist // 4))
+        return _w(flops, fetches, 16)
     return _w((MAD4 + fold) * taps, 2 * taps, 16)
 
 
