@@ -78,7 +78,7 @@ def _acc_snap(size, passes=100):
 
 def _gpu(**kw):
     base = dict(pass_overhead_us=1.0, alu_gflops=1e4, texel_rate_gtexels=1e3, write_gbs=1e4,
-                pass_gpu_us=1.5, pass_gpu_us_per_kfragment=0.2, tile_px=16,
+                pass_gpu_us=1.5, pass_gpu_us_per_kfragment=0.2, tile=(16, 16),
                 pass_gpu_us_per_tile=0.05, host_us={"repeat": 0.01})
     base.update(kw)
     return M.Speeds(**base)
@@ -93,14 +93,18 @@ def test_an_accumulating_strip_pays_for_the_tiles_it_covers():
     assert square == pytest.approx(100 * (1.5 + 0.05 * 16) * 1e-6)
     assert M.tiles((4096, 1), 16) == 256 and M.tiles((17, 17), 16) == 4
     # without a calibrated tile (or a draw without its rectangle) the per-fragment term prices it
-    plain = M.predict(_acc_snap((4096, 1)), _gpu(tile_px=0))["p"]["device_s"]
+    plain = M.predict(_acc_snap((4096, 1)), _gpu(tile=(0, 0)))["p"]["device_s"]
     assert plain == pytest.approx(100 * (1.5 + 0.2 * 4.096) * 1e-6)
     old = _acc_snap((64, 64))
     old["p"]["kernels"]["acc"]["draws"][0] = old["p"]["kernels"]["acc"]["draws"][0][:6]
     assert M.predict(old, sp)["p"]["device_s"] == pytest.approx(plain)
     # profiles carry the tile terms
     back = M.Speeds.from_dict(M.asdict_speeds(sp))
-    assert (back.tile_px, back.pass_gpu_us_per_tile) == (16, 0.05)
+    assert (back.tile, back.pass_gpu_us_per_tile) == ((16, 16), 0.05)
+    assert M.Speeds.from_dict({**M.asdict_speeds(sp), "tile": [1, 2]}).tile == (1, 2)
+    # a strip one texel high costs as much as one two high where tiles are 1 x 2
+    assert M.tiles((4096, 1), (1, 2)) == M.tiles((4096, 2), (1, 2)) == 4096
+    assert M.tiles((1, 4096), (1, 2)) == 2048
 
 
 def test_software_renderer_threads_share_the_tiles_of_the_rectangle():
@@ -112,35 +116,37 @@ def test_software_renderer_threads_share_the_tiles_of_the_rectangle():
     assert sp.occupancy(4096) == 2.0                  # no rectangle: packed in whole tiles
 
 
-@pytest.mark.parametrize("side", [8, 16, 32])
-def test_tile_fit_finds_the_side_and_cost(side):
+@pytest.mark.parametrize("tile", [(8, 8), (16, 16), (1, 2), (2, 1), (32, 4)])
+def test_tile_fit_finds_the_tile_and_cost(tile):
+    from shadergpgpu.engine.calibration import TILE_PROBES
     per = 0.04
-    shapes = [(64, 64), (4096, 1), (1, 4096), (1024, 4)]
-    got = _fit_tiles({s: per * M.tiles(s, side) for s in shapes})
-    assert got[0] == side and got[1] == pytest.approx(per)
-    assert _fit_tiles({s: 0.0 for s in shapes}) == (0, 0.0)
+    got = _fit_tiles({s: per * M.tiles(s, tile) for s in TILE_PROBES})
+    assert got[0] == tile and got[1] == pytest.approx(per)
+    assert _fit_tiles({s: 0.0 for s in TILE_PROBES}) == ((0, 0), 0.0)
 
 
 class _Dev:
     is_software = False
 
 
-def _floor_case(issue, device, readbacks=0):
+def _floor_case(device, readbacks=0, host_us=0.01):
     snap = _acc_snap((4096, 1), passes=1000)
     snap["p"]["events"] = {"readback": readbacks} if readbacks else {}
-    return (device, issue, snap, device)
+    return _gpu(host_us={"repeat": host_us}), (device, device, snap, device)
 
 
 def test_kernel_calibration_refuses_host_bound_floors_and_calls_that_wait_twice():
     from shadergpgpu.frontends.reports.calibrate_kernels import HOST_BOUND, _dominant_sample
-    sp = _gpu()
     floor = 1000 * (1.5 + 0.05 * 256) * 1e-6
-    got = _dominant_sample(_Dev(), None, sp, _floor_case(0.2 * floor, 1.5 * floor))
+    sp, timed = _floor_case(1.5 * floor)
+    got = _dominant_sample(_Dev(), None, sp, timed)
     assert got[:2] == ("acc", "floor") and got[3] == pytest.approx(1.5)
-    # the host issued as slowly as the device drew: its pace, not the floor
-    assert _dominant_sample(_Dev(), None, sp,
-                            _floor_case(HOST_BOUND * 1.5 * floor, 1.5 * floor)) is None
+    # the host needs as long to issue the passes as the device took: its pace, not the floor
+    host_us = HOST_BOUND * 1.5 * floor * 1e6 / 1000
+    assert _dominant_sample(_Dev(), None, *_floor_case(1.5 * floor, host_us=host_us)) is None
+    assert _dominant_sample(_Dev(), None,
+                            *_floor_case(1.5 * floor, host_us=0.9 * host_us)) is not None
     # waits inside the call: the query spans the host's work between them
-    assert _dominant_sample(_Dev(), None, sp, _floor_case(0.2 * floor, 1.5 * floor, 2)) is None
+    assert _dominant_sample(_Dev(), None, *_floor_case(1.5 * floor, 2)) is None
     # one wait (the result's readback at the end): kept
-    assert _dominant_sample(_Dev(), None, sp, _floor_case(2 * floor, 1.5 * floor, 1)) is not None
+    assert _dominant_sample(_Dev(), None, *_floor_case(1.5 * floor, 1)) is not None

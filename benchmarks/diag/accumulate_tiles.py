@@ -1,6 +1,6 @@
 """What an accumulating pass costs the device by the rectangle it covers: squares and strips
 of the same fragments, against the cost model's tile term (the calibrated profile's
-``tile_px`` and ``pass_gpu_us_per_tile``).
+``tile`` and ``pass_gpu_us_per_tile``).
 
     python benchmarks/diag/accumulate_tiles.py [--passes 2000] [--cold]
 
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     alphas = [float(k % 7) for k in range(a.passes)]
     bad = 0
     print(f"model: empty pass {speeds.pass_gpu_us:.3g} us, {speeds.pass_gpu_us_per_tile:.3g} us "
-          f"per {speeds.tile_px} x {speeds.tile_px} tile, "
+          f"per {speeds.tile[0]} x {speeds.tile[1]} tile, "
           f"{speeds.pass_gpu_us_per_kfragment:.3g} us per 1000 fragments\n")
     print(f"{'w x h':>12} {'fragments':>9} {'tiles':>6} {'us/pass':>8} {'model us':>9}  ratio")
     for w, h in SHAPES:
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
         r = best / model
         flag = "" if 0.7 <= r <= 1.3 else "  MISMATCH"
         bad += bool(flag)
-        t = M.tiles((w, h), speeds.tile_px) if speeds.tile_px else 0
+        t = M.tiles((w, h), speeds.tile) if speeds.tile[0] else 0
         print(f"{w:>6} x {h:<5} {w * h:>9} {t:>6} {best:>8.3f} {model:>9.3f}  {r:.2f}{flag}")
         x.release()
         y.release()

@@ -130,7 +130,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
 
     saved_counter, dev.counter = dev.counter, PassCounter()   # keep the user's counts clean
     pass_gpu_us = per_kfrag = per_tile = 0.0
-    tile_px = 0
+    tile = (0, 0)
     try:
         out = keep(dev.empty((side, 4 * side)))
         small = keep(dev.empty((small_side, 4 * small_side)))
@@ -252,9 +252,9 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
             # the same accumulating passes over 1024 fragments: what a blended pass adds
             per_kfrag = max(batch_us(accumulating(32, 32)) - pass_gpu_us, 0.0) / (1023 / 1e3)
             # and over squares and strips: the tiles they cover
-            tile_px, per_tile = _fit_tiles(
+            tile, per_tile = _fit_tiles(
                 {(w, h): max(batch_us(accumulating(h, w)) - pass_gpu_us, 0.0)
-                 for w, h in ((64, 64), (4096, 1), (1, 4096), (1024, 4))})
+                 for w, h in TILE_PROBES})
         else:
             pass_gpu_us = max(wall["prepared"] - issue["prepared"], 0.0) * 1e6
         draw_us = issue["draw"] * 1e6
@@ -290,7 +290,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
               "readback_gbs": host.nbytes / best["down"] / 1e9,
               "saturation_fragments": saturation, "host_us": host_us,
               "pass_gpu_us_per_kfragment": per_kfrag,
-              "tile_px": tile_px, "pass_gpu_us_per_tile": per_tile,
+              "tile": list(tile), "pass_gpu_us_per_tile": per_tile,
               "threads": _threads() if sw else 0,
               "overlap": "sum" if sw else "max"}
     prof = {"name": profile_name(dev), "kind": "software" if sw else "gpu",
@@ -309,23 +309,27 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
     return prof
 
 
-#: The tile sides (pixels) :func:`_fit_tiles` tries.
-TILE_SIDES = (8, 16, 32, 64)
+#: The tile sides (pixels) :func:`_fit_tiles` tries, as width and as height.
+TILE_SIDES = (1, 2, 4, 8, 16, 32)
+#: The rectangles (w, h) the calibration times accumulating passes over: squares, strips
+#: one texel high or wide, and strips a few texels high.
+TILE_PROBES = ((64, 64), (4096, 1), (1, 4096), (1024, 3), (1024, 4), (256, 16))
 
 
-def _fit_tiles(costs: dict) -> tuple[int, float]:
-    """(tile side, us per tile) that best explain ``costs`` ({(w, h): us an accumulating pass
-    over a w x h rectangle adds to an empty one}): per side in :data:`TILE_SIDES` the least
-    squares cost per tile, the side with the smallest relative error; (0, 0.0) when nothing
-    was measured."""
+def _fit_tiles(costs: dict) -> tuple[tuple, float]:
+    """((tile width, tile height), us per tile) that best explain ``costs`` ({(w, h): us an
+    accumulating pass over a w x h rectangle adds to an empty one}): per tile of
+    :data:`TILE_SIDES` the least squares cost per tile, the tile with the smallest relative
+    error (the smaller tile of equal ones); ((0, 0), 0.0) when nothing was measured."""
     from .model import tiles
-    best = (float("inf"), 0, 0.0)
-    for side in TILE_SIDES:
-        n = {k: tiles(k, side) for k in costs}
-        per = sum(costs[k] * n[k] for k in costs) / sum(n[k] ** 2 for k in costs)
-        err = sum(((per * n[k] - c) / max(c, 1e-3)) ** 2 for k, c in costs.items())
-        if per > 0 and err < best[0]:
-            best = (err, side, per)
+    best = (float("inf"), (0, 0), 0.0)
+    for tw in TILE_SIDES:
+        for th in TILE_SIDES:
+            n = {k: tiles(k, (tw, th)) for k in costs}
+            per = sum(costs[k] * n[k] for k in costs) / sum(n[k] ** 2 for k in costs)
+            err = sum(((per * n[k] - c) / max(c, 1e-3)) ** 2 for k, c in costs.items())
+            if per > 0 and err < best[0] * (1 - 1e-9):
+                best = (err, (tw, th), per)
     return best[1], best[2]
 
 

@@ -74,11 +74,11 @@ class Speeds:
     #: a software renderer's rasterizer threads (0 on a GPU): each takes whole 64 x 64
     #: tiles, so a pass covering fewer tiles than threads leaves threads idle
     threads: int = 0
-    #: on a GPU, the side (pixels) of the square tiles whose count an accumulating pass's
-    #: device time follows (a one-texel-high strip of 4,096 covers as many tiles as a
-    #: square of 64 x tile fragments), and the time each adds (us); 0: not calibrated (the
+    #: on a GPU, the (width, height) in pixels of the tiles whose count an accumulating
+    #: pass's device time follows (a strip one texel high may cost as much as one two texels
+    #: high: tiles of 1 x 2), and the time each adds (us); (0, 0): not calibrated (the
     #: per-fragment term prices it)
-    tile_px: int = 0
+    tile: tuple = (0, 0)
     pass_gpu_us_per_tile: float = 0.0
 
     @classmethod
@@ -110,7 +110,7 @@ class Speeds:
                                  for k, v in (d.get("floor_factor") or {}).items()},
                    pass_gpu_us_per_kfragment=float(d.get("pass_gpu_us_per_kfragment")
                                                    or 0.0),
-                   tile_px=int(d.get("tile_px") or 0),
+                   tile=_tile(d.get("tile")),
                    pass_gpu_us_per_tile=float(d.get("pass_gpu_us_per_tile") or 0.0))
 
     @property
@@ -178,9 +178,9 @@ class Speeds:
         ``pass_floor(0)``."""
         if fragments <= 0:
             return self.pass_gpu_us * 1e-6
-        if size and self.tile_px and self.pass_gpu_us_per_tile:
+        if size and self.tile[0] and self.pass_gpu_us_per_tile:
             return (self.pass_gpu_us + self.pass_gpu_us_per_tile *
-                    tiles(size, self.tile_px)) * 1e-6
+                    tiles(size, self.tile)) * 1e-6
         return (self.pass_gpu_us + self.pass_gpu_us_per_kfragment * fragments / 1e3) * 1e-6
 
     def host_cost(self, key: str) -> float:
@@ -188,10 +188,21 @@ class Speeds:
         return self.host_us.get(key, 0.0) * 1e-6
 
 
-def tiles(size, side: int) -> int:
-    """Square tiles of ``side`` pixels that a (w, h) rectangle covers."""
+def tiles(size, tile) -> int:
+    """Tiles of ``tile`` pixels ((width, height), or one side of a square) that a (w, h)
+    rectangle covers."""
+    tw, th = (tile, tile) if isinstance(tile, int) else tile
     w, h = size
-    return -(-int(w) // side) * -(-int(h) // side)
+    return -(-int(w) // int(tw)) * -(-int(h) // int(th))
+
+
+def _tile(v) -> tuple:
+    """(width, height) of a profile's ``tile`` (a pair, one side, or nothing: (0, 0))."""
+    if not v:
+        return (0, 0)
+    if isinstance(v, (int, float)):
+        return (int(v), int(v))
+    return (int(v[0]), int(v[1]))
 
 
 def _samples(v) -> list:

@@ -35,8 +35,9 @@ from ...engine import model as M
 MIN_TIMED_PASS_S = 200e-6
 
 
-#: A call whose passes the host took at least this share of the device time to issue is
-#: host-bound: its device time gives no per-pass floor sample (see _dominant_sample).
+#: A call whose passes the host needs at least this share of the device time to issue (by
+#: the calibrated host costs) is host-bound: its device time gives no per-pass floor sample
+#: (see _dominant_sample).
 HOST_BOUND = 0.9
 
 
@@ -180,11 +181,11 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
     the kernel's work (its efficiency) or, where its per-pass floor is what the model gives it
     (passes accumulating one after another), over that floor; None without such a kernel. On
     a GPU also None for a call that waits for the device more than once (the query spans the
-    host's work between the waits) and, for a floor, for a call whose host issued its passes
+    host's work between the waits) and, for a floor, for a call whose host issues its passes
     no faster than the device drew them (:data:`HOST_BOUND`: the device kept the host's pace).
     ``timed``: the case's (wall, issue, snapshot, device) (:func:`.model_cases.timed_rounds`)."""
     sw = dev.is_software
-    wall, issue, snap, device = timed
+    wall, _, snap, device = timed
     # no timer query sees a software renderer's threads: there the wall time
     best = wall if sw else device
     # a timer query around a call spans the host's work between its waits for the device
@@ -230,9 +231,11 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
         if sw:    # the rest of a call (its Python, calibrated after this) is in ``left``
             return None
         return name, "work", frags / max(drawn, 1), left / works[name]
-    if not sw and not M.syncs(snap) and issue >= HOST_BOUND * best:
-        # the host issued the passes no faster than the device drew them: the device time
-        # measured is the host's pace, not the passes' floor
+    if not sw and not M.syncs(snap) and \
+            sum(q["host_s"] for q in M.predict(snap, sp).values()) >= HOST_BOUND * best:
+        # the host issues the passes no faster than the device drew them: the device time
+        # measured is the host's pace, not the passes' floor (the time the host took to
+        # issue them says nothing here: a device behind it holds the host back)
         return None
     return name, "floor", frags / max(drawn, 1), left / floors[name]
 
