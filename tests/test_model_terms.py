@@ -321,6 +321,37 @@ def test_call_times_counts_every_call_of_a_run(monkeypatch):
     assert len(calls) == n_warm + 3 * k
 
 
+def test_short_calls_on_a_software_renderer_are_timed_more_often(monkeypatch):
+    """On a software renderer a call is timed alone, repeat times or enough calls for
+    SOFTWARE_SECONDS (at most SOFTWARE_REPEATS): counted on a fake clock (no time asserted)."""
+    from shadergpgpu.frontends.reports import model_cases as MC
+    clock = [0.0]
+    calls = []
+
+    class FakeSoftware:
+        is_software = True
+
+        def finish(self):
+            pass
+
+    step = [1e-3]
+
+    def call():
+        calls.append(1)
+        clock[0] += step[0]
+    monkeypatch.setattr(MC.time, "perf_counter", lambda: clock[0])
+    for call_s, want in ((1e-3, round(MC.SOFTWARE_SECONDS / 1e-3)), (1e-4, MC.SOFTWARE_REPEATS),
+                         (0.5, 3)):
+        step[0] = call_s
+        calls.clear()
+        t = MC.call_times(call, FakeSoftware(), repeat=3)
+        n_warm = max(1, round(0.05 / call_s))    # warm() calls for 0.05 s, at least one
+        assert t["calls"] == 1
+        assert MC.repeats(FakeSoftware(), call_s, 3) == min(max(3, want), MC.SOFTWARE_REPEATS)
+        # (the warm-up's count may take one more call where the fake clock's sums round)
+        assert len(calls) - MC.repeats(FakeSoftware(), call_s, 3) in (n_warm, n_warm + 1)
+
+
 def test_count_of_a_call_in_a_run_has_no_wait_after_it(dev):
     """count(finish=False) snapshots a call as a run's call (timed_call on a GPU): the same
     passes, one finish fewer; benchmarks/model_cross.py counts a GPU record's call that way."""

@@ -270,16 +270,34 @@ def run_length(dev, call_s: float) -> int:
     return max(1, min(RUN_CALLS, int(math.ceil(RUN_SECONDS / call_s))))
 
 
+#: On a software renderer a case is timed at least this long per round (at most
+#: :data:`SOFTWARE_REPEATS` calls): its rasterizer threads' hand-offs make one call of a few
+#: milliseconds take 1-2x its fastest (an SGEMM 256 read 5.4-9.5 ms call to call), and the
+#: fastest of 5 calls missed it in one round of three.
+SOFTWARE_SECONDS = 0.1
+SOFTWARE_REPEATS = 40
+
+
+def repeats(dev, call_s: float, repeat: int) -> int:
+    """Timed runs per round of a call of about ``call_s`` seconds: ``repeat``, and on a
+    software renderer enough for :data:`SOFTWARE_SECONDS` (at most :data:`SOFTWARE_REPEATS`)."""
+    if not dev.is_software or call_s <= 0:
+        return repeat
+    return max(repeat, min(SOFTWARE_REPEATS, int(math.ceil(SOFTWARE_SECONDS / call_s))))
+
+
 def call_times(call, dev, repeat: int = 5, device: bool = False) -> dict:
-    """After :func:`warm`, the fastest of ``repeat`` timed runs of ``call``, per call:
+    """After :func:`warm`, the fastest of ``repeat`` timed runs of ``call`` (more for a short
+    call on a software renderer, :func:`repeats`), per call:
     ``wall`` (until the device is done), ``issue`` (until the calls return) and, with
     ``device`` on a GPU, ``device`` (one timer query around a whole run: the device's busy
     time, with no per-draw query serializing its draws; inf on a software renderer). A run is
     :func:`run_length` calls issued back to back (one on a software renderer); ``calls``
     says how many."""
-    k = run_length(dev, warm(call, dev))
+    call_s = warm(call, dev)
+    k = run_length(dev, call_s)
     out = {"wall": float("inf"), "issue": float("inf"), "device": float("inf"), "calls": k}
-    for _ in range(repeat):
+    for _ in range(repeats(dev, call_s, repeat)):
         dev.finish()
         t0 = time.perf_counter()
         for _ in range(k):
