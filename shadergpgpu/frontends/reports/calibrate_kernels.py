@@ -159,8 +159,10 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
                     gpu = raw - n * floor
                     # passes whose timed cost is mostly the timing's own (a timed empty pass)
                     # or the device's per-pass floor say nothing about the kernel's work
+                    # and passes whose modelled work is under the timing's own cost are
+                    # latency: an efficiency (a factor on the work) would not carry to a size
                     if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
-                            gpu <= 2 * n * speeds.pass_gpu_us * 1e-6:
+                            gpu <= 2 * n * speeds.pass_gpu_us * 1e-6 or work < n * floor:
                         continue
                     frags = sum(f * m for f, m, *_ in k.get("draws", ()))
                     drawn = sum(m for _, m, *_ in k.get("draws", ())) or 1
