@@ -33,6 +33,7 @@ from shadergpgpu.engine import model as M  # noqa: E402
 from shadergpgpu.frontends.reports import model as R  # noqa: E402
 from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
 from shadergpgpu.frontends.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402
+from shadergpgpu.frontends.reports.hostload import cpu_times, steal_share  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -74,7 +75,9 @@ def main(argv=None) -> int:
     rows, phases, records = [], [], []
     rounds = a.rounds or MC.default_rounds(dev)
     print(f"measured: the fastest of {a.repeat} calls, in {rounds} round(s) over all cases\n")
+    t0 = cpu_times()
     timed = MC.timed_rounds(cases, dev, rounds, repeat=a.repeat)
+    stolen = steal_share(t0, cpu_times())
     for case, t in zip(cases, timed):
         try:
             if isinstance(t, Exception):
@@ -104,6 +107,11 @@ def main(argv=None) -> int:
     med = statistics.median(logs) if logs else float("nan")
     print(f"\n{ok} of {len(rows)} configurations within +-30 %; median |log(measured / "
           f"predicted)| = {med:.3f} (x{math.exp(med):.2f}).")
+    if stolen is not None:
+        print(f"CPU time stolen by the host's other guests while the cases were timed: "
+              f"{100 * stolen:.0f} %" + (" (a software renderer's times move with it: "
+                                         "benchmarks/diag/model_noise.py)"
+                                         if dev.is_software and stolen > 0.05 else ""))
     for r in rows:
         if r.get("verdict") != "ok":
             print(f"MISSED: {r['algorithm']} {r['case']}: {r.get('diagnosis', '')}")
@@ -114,7 +122,7 @@ def main(argv=None) -> int:
     if a.out:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
-        write_outputs(out, "model", rows, meta)
+        write_outputs(out, "model", rows, meta | {"cpu_steal": stolen})
         write_outputs(out, "model_phases", phases, meta)
         write_outputs(out, "paper_7800gtx", paper, meta)
         # the raw record (counter snapshots, wall and issue times) with the speeds used

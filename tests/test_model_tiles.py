@@ -150,3 +150,18 @@ def test_kernel_calibration_refuses_host_bound_floors_and_calls_that_wait_twice(
     assert _dominant_sample(_Dev(), None, *_floor_case(1.5 * floor, 2)) is None
     # one wait (the result's readback at the end): kept
     assert _dominant_sample(_Dev(), None, *_floor_case(1.5 * floor, 1)) is not None
+
+
+def test_host_steal_share_reads_the_machine(monkeypatch, tmp_path):
+    from shadergpgpu.frontends.reports import hostload
+    assert hostload.steal_share((10, 1000), (40, 1100)) == pytest.approx(0.3)
+    assert hostload.steal_share(None, (1, 2)) is None
+    assert hostload.steal_share((5, 100), (5, 100)) is None
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 50 800 10 0 5 35 0 0\ncpu0 1 2 3\n")
+    real_open = open
+    monkeypatch.setattr("builtins.open", lambda p, *a, **k: real_open(
+        stat if p == "/proc/stat" else p, *a, **k))
+    assert hostload.cpu_times() == (35, 1000)
+    stat.write_text("intr 1 2 3\n")
+    assert hostload.cpu_times() is None
