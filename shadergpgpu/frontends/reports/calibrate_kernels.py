@@ -354,6 +354,14 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
     complete measured profile (saved in the cache folder when ``save``)."""
     prof = C.calibrate(dev, quick=quick, save=False)
     sp = prof["speeds"]
+    if not quick:
+        # the engine's probes twice, the host costs the faster of the two: a process's first
+        # seconds can run its host paths at half speed (an H100 host's first calibration read
+        # 4.3 us a repeated pass where every other read 2.2-2.4 and its checks ran at 2.9)
+        again = C.calibrate(dev, save=False)["speeds"]
+        for k, v in again["host_us"].items():
+            sp["host_us"][k] = min(v, sp["host_us"].get(k, v))
+        sp["pass_overhead_us"] = min(sp["pass_overhead_us"], again["pass_overhead_us"])
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])
     host = sp["host_us"]
