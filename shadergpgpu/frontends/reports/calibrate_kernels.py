@@ -33,10 +33,6 @@ from ...engine import model as M
 #: serializes it with its neighbours (the device overlaps short independent draws when nothing
 #: brackets them), so its time says more about the query.
 MIN_TIMED_PASS_S = 200e-6
-#: On a GPU a call of at most this many passes times its short passes too: so few draws
-#: have little to overlap, and the fused backprop step's small passes (17-512 fragments)
-#: timed at about half what the occupancy term gives them (an H100; the check missed x0.67).
-FEW_PASSES = 16
 
 
 #: A call whose passes the host needs at least this share of the device time to issue (by
@@ -153,8 +149,6 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
             if top is not None:
                 (dominant if top[1] == "work" else floor_seen).setdefault(
                     top[0], []).append(list(top[2:]))
-            few = not dev.is_software and \
-                sum(s.get("passes", 0) for s in snap.values()) <= FEW_PASSES
             for label, s in snap.items():
                 for name, k in (s.get("kernels") or {}).items():
                     if top is not None and name == top[0]:
@@ -167,8 +161,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
                     # or the device's per-pass floor say nothing about the kernel's work
                     # and passes whose modelled work is under the timing's own cost are
                     # latency: an efficiency (a factor on the work) would not carry to a size
-                    short = 0.0 if few else MIN_TIMED_PASS_S
-                    if work <= 0 or n == 0 or raw < n * max(3 * floor, short) or \
+                    if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
                             gpu <= 2 * n * speeds.pass_gpu_us * 1e-6 or work < n * floor:
                         continue
                     frags = sum(f * m for f, m, *_ in k.get("draws", ()))
