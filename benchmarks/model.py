@@ -7,10 +7,9 @@ Calibrates this device first (``shadergpgpu calibrate``: pass overhead, ALU, fet
 rates, measured in the same run so that a loaded machine slows both sides alike), then for each
 configuration measures the fastest of its timed calls (waiting for the device; on a GPU per
 call of a run of calls issued back to back, at least 20 ms long or 32 calls: a call alone
-after a wait also pays the driver's wake-up, which moves from host to host; in rounds over all
-cases, ``--rounds``, 3 on a software renderer, so that a burst of other work on the machine
-slows one round of a case, not all of it, and 2 on a GPU, whose first round of a short call
-can read 2x its second) and predicts it
+after a wait also pays the driver's wake-up, which moves from host to host; on a software
+renderer in 3 rounds over all cases, ``--rounds``, so that a burst of other work on the machine
+slows one round of a case, not all of it) and predicts it
 from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
@@ -48,7 +47,7 @@ def main(argv=None) -> int:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--rounds", type=int, default=None,
                    help="timed rounds over all cases, the fastest kept per case (default: 3 "
-                        "on a software renderer, 2 on a GPU)")
+                        "on a software renderer, 1 on a GPU)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()

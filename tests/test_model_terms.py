@@ -267,7 +267,7 @@ def test_timed_rounds_keeps_the_fastest_round_per_case(monkeypatch):
     assert got[1] == (4.0, 4.0, {"s": 4}, 4.0)
     assert isinstance(got[2], RuntimeError)
     assert MC.default_rounds(type("D", (), {"is_software": True})()) == 3
-    assert MC.default_rounds(type("D", (), {"is_software": False})()) == 2
+    assert MC.default_rounds(type("D", (), {"is_software": False})()) == 1
 
 
 def test_a_call_that_never_waits_is_priced_as_one_of_a_run():
