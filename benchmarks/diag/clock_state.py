@@ -19,6 +19,9 @@ import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.kernels import Kernel  # noqa: E402
 from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from model_gaps import cases_from_argv  # noqa: E402
+
 
 def hot_times(call, dev, k: int, alu, out, iters: int, repeat: int = 5) -> dict:
     best = {"wall": float("inf"), "issue": float("inf"), "device": float("inf")}
@@ -44,14 +47,7 @@ def main() -> int:
     if dev.is_software:
         print("a GPU is needed")
         return 0
-    if "--calibration" in sys.argv:
-        from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
-        cases = calibration_cases(False)
-    else:
-        cases = MC.default_cases(False)
-    if "--only" in sys.argv:
-        keep = set(sys.argv[sys.argv.index("--only") + 1].split(","))
-        cases = [c for c in cases if c.algo in keep]
+    cases = cases_from_argv(False)
     alu = Kernel("engine/calibrate/alu.frag", uniforms={"n_iter": "int"},
                  loop=lambda a: a.uniforms["n_iter"], name="calibrate/alu")
     out = dev.empty((1024, 4096))

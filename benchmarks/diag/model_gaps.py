@@ -19,10 +19,9 @@ import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
 
 
-def main() -> int:
-    gpu = "--gpu-sizes" in sys.argv
-    dev = sg.Device()
-    small = not gpu and dev.is_software
+def cases_from_argv(small: bool) -> list:
+    """The checks (or with ``--calibration`` the calibration cases), small ones or the GPU's,
+    of the algorithms ``--only a,b`` names (all without it)."""
     if "--calibration" in sys.argv:
         from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
         cases = calibration_cases(small)
@@ -31,6 +30,14 @@ def main() -> int:
     if "--only" in sys.argv:
         keep = set(sys.argv[sys.argv.index("--only") + 1].split(","))
         cases = [c for c in cases if c.algo in keep]
+    return cases
+
+
+def main() -> int:
+    gpu = "--gpu-sizes" in sys.argv
+    dev = sg.Device()
+    small = not gpu and dev.is_software
+    cases = cases_from_argv(small)
     print(f"{'case':44} {'mode':6} {'calls':>5} {'wall ms':>9} {'issue ms':>9} "
           f"{'device ms':>9} {'passes':>7}")
     run_calls = MC.RUN_CALLS
