@@ -297,12 +297,10 @@ def test_calls_are_timed_in_runs_on_a_gpu_alone_on_a_software_renderer():
 
 
 def test_call_times_counts_every_call_of_a_run(monkeypatch):
-    """A run issues run_length calls per repeat: on a fake GPU device whose call advances a
-    fake clock by exactly 1 ms, runs are RUN_SECONDS / 1 ms calls long, after the warm-up's
-    calls (no real time is measured, and no time is asserted)."""
+    """A run issues run_length calls per repeat: on a fake GPU device whose warm-up states a
+    call of 1 ms, runs are RUN_SECONDS / 1 ms calls long (calls are counted, nothing is
+    timed)."""
     from shadergpgpu.frontends.reports import model_cases as MC
-    clock = [0.0]
-    calls = []
 
     class FakeGpu:
         is_software = False
@@ -310,46 +308,35 @@ def test_call_times_counts_every_call_of_a_run(monkeypatch):
         def finish(self):
             pass
 
-    def call():
-        calls.append(1)
-        clock[0] += 1e-3
-    monkeypatch.setattr(MC.time, "perf_counter", lambda: clock[0])
-    t = MC.call_times(call, FakeGpu(), repeat=3, device=False)
+    calls = []
+    monkeypatch.setattr(MC, "warm", lambda call, dev, seconds=None: 1e-3)
+    t = MC.call_times(lambda: calls.append(1), FakeGpu(), repeat=3, device=False)
     k = t["calls"]
     assert k == round(MC.RUN_SECONDS / 1e-3) == MC.run_length(FakeGpu(), 1e-3)
-    n_warm = round(0.2 / 1e-3)                      # warm() calls for 0.2 s on a GPU
-    assert len(calls) == n_warm + 3 * k
+    assert len(calls) == 3 * k
 
 
 def test_short_calls_on_a_software_renderer_are_timed_more_often(monkeypatch):
     """On a software renderer a call is timed alone, repeat times or enough calls for
-    SOFTWARE_SECONDS (at most SOFTWARE_REPEATS): counted on a fake clock (no time asserted)."""
+    SOFTWARE_SECONDS (at most SOFTWARE_REPEATS); on a GPU repeat runs. The warm-up is
+    replaced by a stated call length: calls are counted, nothing is timed."""
     from shadergpgpu.frontends.reports import model_cases as MC
-    clock = [0.0]
-    calls = []
 
-    class FakeSoftware:
-        is_software = True
+    class FakeDevice:
+        def __init__(self, software):
+            self.is_software = software
 
         def finish(self):
             pass
 
-    step = [1e-3]
-
-    def call():
-        calls.append(1)
-        clock[0] += step[0]
-    monkeypatch.setattr(MC.time, "perf_counter", lambda: clock[0])
-    for call_s, want in ((1e-3, round(MC.SOFTWARE_SECONDS / 1e-3)), (1e-4, MC.SOFTWARE_REPEATS),
+    for call_s, want in ((5e-3, round(MC.SOFTWARE_SECONDS / 5e-3)), (1e-4, MC.SOFTWARE_REPEATS),
                          (0.5, 3)):
-        step[0] = call_s
-        calls.clear()
-        t = MC.call_times(call, FakeSoftware(), repeat=3)
-        n_warm = max(1, round(0.05 / call_s))    # warm() calls for 0.05 s, at least one
+        monkeypatch.setattr(MC, "warm", lambda call, dev, seconds=None: call_s)
+        calls = []
+        t = MC.call_times(lambda: calls.append(1), FakeDevice(True), repeat=3)
         assert t["calls"] == 1
-        assert MC.repeats(FakeSoftware(), call_s, 3) == min(max(3, want), MC.SOFTWARE_REPEATS)
-        # (the warm-up's count may take one more call where the fake clock's sums round)
-        assert len(calls) - MC.repeats(FakeSoftware(), call_s, 3) in (n_warm, n_warm + 1)
+        assert len(calls) == MC.repeats(FakeDevice(True), call_s, 3) == want
+    assert MC.repeats(FakeDevice(False), 1e-4, 3) == 3
 
 
 def test_count_of_a_call_in_a_run_has_no_wait_after_it(dev):

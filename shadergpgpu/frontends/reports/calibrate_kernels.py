@@ -349,6 +349,16 @@ def _call_fit(pts: list) -> tuple[float, float]:
     return c0, c1
 
 
+def faster_host(speeds: dict, again: dict) -> dict:
+    """``speeds`` (a profile's speeds) with each host cost and the pass overhead the lower of
+    its own and ``again``'s (a second engine calibration); returns ``speeds``."""
+    host = speeds["host_us"]
+    for k, v in again["host_us"].items():
+        host[k] = min(v, host.get(k, v))
+    speeds["pass_overhead_us"] = min(speeds["pass_overhead_us"], again["pass_overhead_us"])
+    return speeds
+
+
 def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
     """The engine's calibration, then the kernels' efficiencies and the call cost: the
     complete measured profile (saved in the cache folder when ``save``)."""
@@ -358,10 +368,7 @@ def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) ->
         # the engine's probes twice, the host costs the faster of the two: a process's first
         # seconds can run its host paths at half speed (an H100 host's first calibration read
         # 4.3 us a repeated pass where every other read 2.2-2.4 and its checks ran at 2.9)
-        again = C.calibrate(dev, save=False)["speeds"]
-        for k, v in again["host_us"].items():
-            sp["host_us"][k] = min(v, sp["host_us"].get(k, v))
-        sp["pass_overhead_us"] = min(sp["pass_overhead_us"], again["pass_overhead_us"])
+        faster_host(sp, C.calibrate(dev, save=False)["speeds"])
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])
     host = sp["host_us"]

@@ -272,8 +272,7 @@ def run_length(dev, call_s: float) -> int:
 
 #: On a software renderer a case is timed at least this long per round (at most
 #: :data:`SOFTWARE_REPEATS` calls): its rasterizer threads' hand-offs make one call of a few
-#: milliseconds take 1-2x its fastest (an SGEMM 256 read 5.4-9.5 ms call to call), and the
-#: fastest of 5 calls missed it in one round of three.
+#: milliseconds take 1-2x its fastest (an SGEMM 256 read 5.4-9.5 ms call to call).
 SOFTWARE_SECONDS = 0.1
 SOFTWARE_REPEATS = 40
 
@@ -338,7 +337,8 @@ def default_rounds(dev) -> int:
     CPU with everything else on the machine, whose bursts last seconds), 1 on a GPU. (A GPU's
     short calls move between two states, 1.6-2.3x apart, within a lease: a second round
     caught the faster state in the checks, and the checks of the fused schedule's smallest
-    step then missed x0.67 in two runs; one round missed none in two leases, H100.)"""
+    step then missed x0.67 in two runs; with one round all 13 checks held in three of four
+    runs, H100.)"""
     return 3 if dev.is_software else 1
 
 
