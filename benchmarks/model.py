@@ -46,19 +46,35 @@ def main(argv=None) -> int:
                    help="skip the timing=True run (no per-phase GPU time for the diagnosis)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--rounds", type=int, default=None,
-                   help="timed rounds over all cases, the fastest kept per case (default: 3 "
-                        "on a software renderer, 1 on a GPU)")
+                   help="timed rounds over all cases, the fastest kept per case (default: 1 "
+                        "on a GPU; on a software renderer the calibration's rounds, "
+                        "interleaved with them, or 3 with --no-calibrate)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()
     meta = device_meta(dev)
     small = a.small or (dev.is_software and not a.gpu_sizes)
+    cases = R.default_cases(small)
+    if a.algorithms:
+        keep = set(a.algorithms.split(","))
+        cases = [c for c in cases if c.algo in keep]
+    rounds = a.rounds or MC.default_rounds(dev)
+    t0 = cpu_times()
     if a.no_calibrate:
         speeds = M.measured_speeds(dev)
+        timed = MC.timed_rounds(cases, dev, rounds, repeat=a.repeat)
     else:
-        from shadergpgpu.frontends.reports.calibrate_kernels import calibrate_all
-        prof = calibrate_all(dev)
+        # the calibration and the checks' timing interleaved: on a software renderer each
+        # round times both, each keeps its fastest (calibrate_and_time)
+        from shadergpgpu.frontends.reports.calibrate_kernels import (calibrate_and_time,
+                                                                     calibration_rounds)
+        if dev.is_software:
+            rounds = a.rounds or calibration_rounds(dev)
+        prof, timed = calibrate_and_time(dev, cases, rounds=rounds if dev.is_software
+                                         else None)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
+        if not dev.is_software:
+            rounds = MC.default_rounds(dev)
     from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
     print("calibrated on (held out from the checks below): "
           + "; ".join(f"{c.algo} {c.label}" for c in calibration_cases(dev.is_software)))
@@ -68,15 +84,10 @@ def main(argv=None) -> int:
     print("host us: " + ", ".join(f"{k} {v:.3g}" for k, v in sorted(speeds.host_us.items()))
           + "\n")
     tdev = None if a.no_timing_run else sg.Device(timing=True)
-    cases = R.default_cases(small)
-    if a.algorithms:
-        keep = set(a.algorithms.split(","))
-        cases = [c for c in cases if c.algo in keep]
     rows, phases, records = [], [], []
-    rounds = a.rounds or MC.default_rounds(dev)
-    print(f"measured: the fastest of {a.repeat} calls, in {rounds} round(s) over all cases\n")
-    t0 = cpu_times()
-    timed = MC.timed_rounds(cases, dev, rounds, repeat=a.repeat)
+    print(f"measured: the fastest of {a.repeat} calls, in {rounds} round(s) over all cases"
+          + (", interleaved with the calibration's rounds" if dev.is_software and
+             not a.no_calibrate else "") + "\n")
     stolen = steal_share(t0, cpu_times())
     for case, t in zip(cases, timed):
         try:
@@ -108,7 +119,8 @@ def main(argv=None) -> int:
     print(f"\n{ok} of {len(rows)} configurations within +-30 %; median |log(measured / "
           f"predicted)| = {med:.3f} (x{math.exp(med):.2f}).")
     if stolen is not None:
-        print(f"CPU time stolen by the host's other guests while the cases were timed: "
+        print(f"CPU time stolen by the host's other guests while the calibration and the "
+              f"cases were timed: "
               f"{100 * stolen:.0f} %" + (" (a software renderer's times move with it: "
                                          "benchmarks/diag/model_noise.py)"
                                          if dev.is_software and stolen > 0.05 else ""))

@@ -115,62 +115,96 @@ def _timed_floor(tdev) -> float:
         tdev.counter.reset()
 
 
+def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
+                  calls: int = 3) -> list:
+    """One round of per-draw timings of ``cases`` on ``tdev`` (a ``timing=True`` device):
+    per case [counter snapshot with each kernel's fastest device time, fastest timed empty
+    pass] (or the exception the case raised), going on from ``counted`` (a previous round's
+    result). The empty pass is timed beside each case: a software renderer's hand-off to its
+    threads (what a timed pass pays beyond its work) moves over seconds. Cases whose
+    ``timed`` entry is an exception are not run."""
+    from .model_cases import count_warm
+    out = [None] * len(cases) if counted is None else list(counted)
+    for i, (case, t) in enumerate(zip(cases, timed)):
+        if isinstance(out[i], Exception):
+            continue
+        try:
+            if isinstance(t, Exception):
+                raise t
+            floor = _timed_floor(tdev)
+            snap = count_warm(case, tdev, rounds=calls)
+        except Exception as e:  # noqa: BLE001 - kernel_efficiencies says so
+            out[i] = e
+            continue
+        if out[i] is None:
+            out[i] = [snap, floor]
+            continue
+        best = out[i]
+        best[1] = min(best[1], floor)
+        for label, s in snap.items():
+            for name, k in (s.get("kernels") or {}).items():
+                b = best[0].get(label, {}).get("kernels", {}).get(name)
+                if b is not None and k["gpu_ms"] < b["gpu_ms"]:
+                    b["gpu_ms"] = k["gpu_ms"]
+    return out
+
+
 def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
-                        timed: list | None = None) -> dict:
+                        timed: list | None = None, counted: list | None = None) -> dict:
     """({kernel name: [[fragments per pass, efficiency], ...]}, the raw samples, {kernel name:
     [[fragments per pass, floor factor], ...]}) measured on the calibration cases (see the
     module docstring; the model interpolates between sizes). ``timed``: the cases' whole-call
-    times (:func:`.model_cases.timed_rounds`, one entry per case), else measured here."""
+    times (:func:`.model_cases.timed_rounds`, one entry per case), else measured here;
+    ``counted``: their per-draw timings (:func:`counted_round`), else measured here."""
     from ...engine.device import Device
-    from .model_cases import count_warm, timed_rounds
+    from .model_cases import timed_rounds
     cases = calibration_cases(dev.is_software) if cases is None else cases
     if timed is None:
         timed = timed_rounds(cases, dev)
-    tdev = Device(timing=True)
     seen: dict[str, list] = {}
     dominant: dict[str, list] = {}
     floor_seen: dict[str, list] = {}
-    try:
-        floor = _timed_floor(tdev)
-        for case, t in zip(cases, timed):
-            try:
-                if isinstance(t, Exception):
-                    raise t
-                if dev.is_software:
-                    # a software renderer's hand-off to its threads (what a timed pass pays
-                    # beyond its work) moves over seconds: timed beside each case
-                    floor = _timed_floor(tdev)
-                snap = count_warm(case, tdev, rounds=5 if dev.is_software else 3)
-            except Exception as e:  # noqa: BLE001 - a case this device refuses: say so, go on
-                if progress:
-                    progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
-                continue
-            top = _dominant_sample(dev, case, speeds, t)
-            if top is not None:
-                (dominant if top[1] == "work" else floor_seen).setdefault(
-                    top[0], []).append(list(top[2:]))
-            for label, s in snap.items():
-                for name, k in (s.get("kernels") or {}).items():
-                    if top is not None and name == top[0]:
-                        continue
-                    work = _work_time(speeds, name, k)
-                    n = k.get("passes", 0)
-                    raw = k.get("gpu_ms", 0.0) * 1e-3
-                    gpu = raw - n * floor
-                    # passes whose timed cost is mostly the timing's own (a timed empty pass)
-                    # or the device's per-pass floor say nothing about the kernel's work
-                    # and passes whose modelled work is under the timing's own cost are
-                    # latency: an efficiency (a factor on the work) would not carry to a size
-                    if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
-                            gpu <= 2 * n * speeds.pass_gpu_us * 1e-6 or work < n * floor:
-                        continue
-                    frags = sum(f * m for f, m, *_ in k.get("draws", ()))
-                    drawn = sum(m for _, m, *_ in k.get("draws", ())) or 1
-                    seen.setdefault(name, []).append([frags / drawn, gpu / work])
+    if counted is None:
+        tdev = Device(timing=True)
+        try:
+            counted = counted_round(cases, tdev, timed, calls=5 if dev.is_software else 3)
+        finally:
+            tdev.release()
+    for case, t, c in zip(cases, timed, counted):
+        try:
+            if isinstance(t, Exception):
+                raise t
+            if isinstance(c, Exception):
+                raise c
+            snap, floor = c
+        except Exception as e:  # noqa: BLE001 - a case this device refuses: say so, go on
             if progress:
-                progress(f"{case.algo} {case.label}")
-    finally:
-        tdev.release()
+                progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
+            continue
+        top = _dominant_sample(dev, case, speeds, t)
+        if top is not None:
+            (dominant if top[1] == "work" else floor_seen).setdefault(
+                top[0], []).append(list(top[2:]))
+        for label, s in snap.items():
+            for name, k in (s.get("kernels") or {}).items():
+                if top is not None and name == top[0]:
+                    continue
+                work = _work_time(speeds, name, k)
+                n = k.get("passes", 0)
+                raw = k.get("gpu_ms", 0.0) * 1e-3
+                gpu = raw - n * floor
+                # passes whose timed cost is mostly the timing's own (a timed empty pass)
+                # or the device's per-pass floor say nothing about the kernel's work
+                # and passes whose modelled work is under the timing's own cost are
+                # latency: an efficiency (a factor on the work) would not carry to a size
+                if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
+                        gpu <= 2 * n * speeds.pass_gpu_us * 1e-6 or work < n * floor:
+                    continue
+                frags = sum(f * m for f, m, *_ in k.get("draws", ()))
+                drawn = sum(m for _, m, *_ in k.get("draws", ())) or 1
+                seen.setdefault(name, []).append([frags / drawn, gpu / work])
+        if progress:
+            progress(f"{case.algo} {case.label}")
     # a kernel measured as the bulk of whole calls keeps those samples only (a per-draw
     # timer query serializes short draws, and its samples sit beside the whole-call ones
     # badly: on an H100 a sum's first pass read 5.6 per draw after a Sammon setup against
@@ -180,7 +214,8 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
     return eff, seen, {name: _by_size(v) for name, v in floor_seen.items()}
 
 
-def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0.6):
+def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0.6,
+                     rest_speeds: M.Speeds | None = None):
     """(kernel, "work" or "floor", fragments per pass, factor) for the kernel taking at least
     ``share`` of a call's predicted device time (efficiency 1), from the device time of whole
     calls (one timer query around each, the fastest of 3 after a warm-up: no per-draw query
@@ -191,7 +226,10 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
     a GPU also None for a call that waits for the device more than once (the query spans the
     host's work between the waits) and, for a floor, for a call whose host issues its passes
     no faster than the device drew them (:data:`HOST_BOUND`: the device kept the host's pace).
-    ``timed``: the case's (wall, issue, snapshot, device) (:func:`.model_cases.timed_rounds`)."""
+    ``timed``: the case's (wall, issue, snapshot, device) (:func:`.model_cases.timed_rounds`).
+    ``rest_speeds`` (a software renderer, once the calls' costs are fitted): the speeds that
+    price the rest of the call, the other kernels' efficiencies and the call's own host work
+    included; with them a software renderer's call gives a "work" sample too."""
     sw = dev.is_software
     wall, _, snap, device = timed
     # no timer query sees a software renderer's threads: there the wall time
@@ -228,7 +266,7 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
             frags += sum(f * m for f, m, *_ in k.get("draws", ()))
             drawn += sum(m for _, m, *_ in k.get("draws", ()))
     if sw:   # the rest of the call's time: host, transfers, calls and the other kernels
-        others = M.total(M.predict(rests, sp))
+        others = M.total(M.predict(rests, rest_speeds or sp))
     else:    # the rest of the device time
         others = sum(M.predict({"x": dict(r, events={}, paths={})}, sp)["x"]["device_s"]
                      for r in rests.values())
@@ -236,8 +274,8 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
     if left <= 0:
         return None
     if works[name] >= floors[name]:
-        if sw:    # the rest of a call (its Python, calibrated after this) is in ``left``
-            return None
+        if sw and rest_speeds is None:   # the rest of a call (its Python, calibrated
+            return None                   # after this) is in ``left``
         return name, "work", frags / max(drawn, 1), left / works[name]
     if not sw and not M.syncs(snap) and \
             sum(q["host_s"] for q in M.predict(snap, sp).values()) >= HOST_BOUND * best:
@@ -246,6 +284,26 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
         # issue them says nothing here: a device behind it holds the host back)
         return None
     return name, "floor", frags / max(drawn, 1), left / floors[name]
+
+
+def whole_call_efficiencies(dev, speeds: M.Speeds, cases: list, timed: list,
+                            seen: dict) -> dict:
+    """A software renderer's efficiencies once the calls' costs are fitted (``speeds``): a
+    kernel that takes the bulk of a calibration call's device time is priced by the call's
+    wall time, less the rest of the call at ``speeds`` (:func:`_dominant_sample`), instead of
+    by its per-draw timings, which a finish around each draw inflates beyond what the draw
+    costs inside a call (an elementwise one-liner's draw timed 0.34 ms where its whole call
+    took 0.21 ms). ``seen``: the first fit's samples {kernel: [[fragments, efficiency],
+    ...]}, updated; returns the efficiencies by size."""
+    whole: dict[str, list] = {}
+    for case, t in zip(cases, timed):
+        if isinstance(t, Exception):
+            continue
+        top = _dominant_sample(dev, case, speeds, t, rest_speeds=speeds)
+        if top is not None and top[1] == "work":
+            whole.setdefault(top[0], []).append(list(top[2:]))
+    seen.update(whole)
+    return {name: _by_size(v) for name, v in seen.items()}
 
 
 def _by_size(samples: list) -> list:
@@ -314,12 +372,16 @@ def call_costs(dev, speeds: M.Speeds, cases=None, progress=None,
         syncs = sum((s.get("events") or {}).get("readback", 0) for s in snap.values())
         if syncs or speeds.overlap == "sum":
             # the call waits for the device inside (or the renderer shares the CPU): the
-            # part of its wall time the rest of the model leaves unexplained
-            rest = wall - M.total(pred)
+            # part of its wall time the rest of the model leaves unexplained. That part also
+            # holds what the model misses of the device time, which grows with the call, so
+            # the fit weighs it against the call's wall time (see _call_fit)
+            rest, scale = wall - M.total(pred), wall
         else:
             # nothing waits: the host's time to issue the call, less the engine's paths
             rest = issue - sum(q.get("host_s", 0.0) for q in pred.values())
-        seen.setdefault(kind, []).append([passes / n, rest / n * 1e6])
+            scale = None
+        seen.setdefault(kind, []).append([passes / n, rest / n * 1e6,
+                                          None if scale is None else scale / n * 1e6])
         if progress:
             progress(f"{case.algo} {case.label}: call {rest / n * 1e6:.4g} us")
     out = {}
@@ -332,68 +394,147 @@ def call_costs(dev, speeds: M.Speeds, cases=None, progress=None,
 
 
 def _call_fit(pts: list) -> tuple[float, float]:
-    """(us per call, us per pass of the call) from [[passes, us], ...]: least squares, both
-    never below 0 (one point or one size of call: the median per call only)."""
-    ps = [p for p, _ in pts]
-    us = [u for _, u in pts]
+    """(us per call, us per pass of the call) from [[passes, us, wall us or None], ...]:
+    least squares, both never below 0 (one size of call: a value per call only).
+    A point with its call's wall time is weighed by 1 / wall^2, so that the fit holds each
+    call's prediction to a share of its time (what the checks judge): a large call's residual
+    is mostly the device time the model misses, which must not price a small call's host."""
+    ps = [q[0] for q in pts]
+    us = [q[1] for q in pts]
+    ws = [1.0 / q[2] ** 2 if len(q) > 2 and q[2] else 1.0 for q in pts]
+    if len(pts) > 1 and any(len(q) < 3 or not q[2] for q in pts):
+        ws = [1.0] * len(pts)   # residuals of two kinds: no common scale, plain squares
+    sw = sum(ws)
+    mean = sum(w * u for w, u in zip(ws, us)) / sw
+    # one value per call: unweighted, the median (a stray sample moves it least)
+    centre = mean if len(set(ws)) > 1 else float(statistics.median(us))
     if len(pts) < 2 or max(ps) <= min(ps) * 1.5:
-        return max(float(statistics.median(us)), 0.0), 0.0
-    n = len(pts)
-    mp, mu = sum(ps) / n, sum(us) / n
-    c1 = sum((p - mp) * (u - mu) for p, u in pts) / sum((p - mp) ** 2 for p in ps)
-    c0 = mu - c1 * mp
+        return max(centre, 0.0), 0.0
+    mp = sum(w * p for w, p in zip(ws, ps)) / sw
+    c1 = (sum(w * (p - mp) * (u - mean) for w, p, u in zip(ws, ps, us))
+          / sum(w * (p - mp) ** 2 for w, p in zip(ws, ps)))
+    c0 = mean - c1 * mp
     if c1 < 0:
-        return max(float(statistics.median(us)), 0.0), 0.0
+        return max(centre, 0.0), 0.0
     if c0 < 0:
-        return 0.0, max(sum(p * u for p, u in pts) / sum(p * p for p in ps), 0.0)
+        return 0.0, max(sum(w * p * u for w, p, u in zip(ws, ps, us))
+                        / sum(w * p * p for w, p in zip(ws, ps)), 0.0)
     return c0, c1
 
 
 def faster_host(speeds: dict, again: dict) -> dict:
     """``speeds`` (a profile's speeds) with each host cost and the pass overhead the lower of
-    its own and ``again``'s (a second engine calibration); returns ``speeds``."""
+    its own and ``again``'s (another engine calibration), each rate (ALU, fetches, writes,
+    transfers) the higher: the fastest reading of each, as the checks keep the fastest of
+    their rounds; returns ``speeds``."""
     host = speeds["host_us"]
     for k, v in again["host_us"].items():
         host[k] = min(v, host.get(k, v))
     speeds["pass_overhead_us"] = min(speeds["pass_overhead_us"], again["pass_overhead_us"])
+    for k in RATES:
+        if k in again:
+            speeds[k] = max(speeds.get(k, 0.0), again[k])
     return speeds
+
+
+#: The engine calibration's rates that :func:`faster_host` keeps the highest of.
+RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write_gbs",
+         "upload_gbs", "readback_gbs")
+
+
+#: Rounds of a software renderer's calibration (:func:`calibrate_and_time`): its machine's
+#: speed moves for seconds at a time (the development machine's hypervisor took 0-33 % of
+#: its CPU second by second while llvmpipe ran, and one call's fastest of a round moved
+#: 78-152 ms from round to round), so each measurement is the fastest over rounds spread
+#: across the whole run.
+SOFTWARE_ROUNDS = 6
+
+
+def calibration_rounds(dev, quick: bool = False) -> int:
+    """Rounds of :func:`calibrate_and_time`: 1 when ``quick``; on a software renderer
+    :data:`SOFTWARE_ROUNDS`; on a GPU 2 (the engine's probes twice, see
+    :func:`calibrate_and_time`), the cases once (:func:`.model_cases.default_rounds`)."""
+    if quick:
+        return 1
+    return SOFTWARE_ROUNDS if dev.is_software else 2
 
 
 def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
     """The engine's calibration, then the kernels' efficiencies and the call cost: the
     complete measured profile (saved in the cache folder when ``save``)."""
-    prof = C.calibrate(dev, quick=quick, save=False)
-    sp = prof["speeds"]
-    if not quick:
-        # the engine's probes twice, the host costs the faster of the two: a process's first
-        # seconds can run its host paths at half speed (an H100 host's first calibration read
-        # 4.3 us a repeated pass where every other read 2.2-2.4 and its checks ran at 2.9)
-        faster_host(sp, C.calibrate(dev, save=False)["speeds"])
-    sp.pop("efficiency", None)
-    speeds = M.Speeds.from_dict(sp, prof["description"])
-    host = sp["host_us"]
-    # the one-liner writes a given output: its Device.run and draw are priced apart
-    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0), 0.0)
+    return calibrate_and_time(dev, (), quick=quick, save=save, progress=progress)[0]
+
+
+def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
+                       progress=None, rounds: int | None = None) -> tuple[dict, list]:
+    """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
+    calibration and the timing of the cases it will be judged on, interleaved. Each round
+    runs the engine's probes, times every calibration case once and every check once; each
+    keeps its fastest over the rounds (:func:`calibration_rounds`), so that both sides see
+    the same spells of a loaded machine. On a GPU the engine's probes run in each round (a
+    process's first seconds can run its host paths at half speed: an H100 host's first
+    calibration read 4.3 us a repeated pass where every other read 2.2-2.4 and its checks
+    ran at 2.9), the calibration cases in the last only
+    (:func:`.model_cases.default_rounds`), the checks after the fits. Then the kernels'
+    efficiencies and the calls' costs are fitted on the fastest times."""
+    from ...engine.device import Device
+    from .model_cases import default_rounds, timed_rounds
+    rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
+    case_rounds = rounds if dev.is_software else min(rounds, default_rounds(dev))
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
         firsts = {}
         for c in cases:
             firsts.setdefault(c.algo, c)
         cases = list(firsts.values())
-    # every case's whole calls timed once, in rounds over the list (default_rounds), for both
-    from .model_cases import default_rounds, timed_rounds
-    timed = timed_rounds(cases, dev, default_rounds(dev))
-    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress, timed=timed)
+    checks = list(checks)
+    prof = timed = timed_checks = counted = None
+    # a software renderer's per-draw timings in the rounds too (a GPU's after them)
+    tdev = Device(timing=True) if dev.is_software else None
+    try:
+        for r in range(rounds):
+            got = C.calibrate(dev, quick=quick, save=False)
+            if prof is None:
+                prof = got
+            else:
+                faster_host(prof["speeds"], got["speeds"])
+            if r >= rounds - case_rounds:
+                timed = timed_rounds(cases, dev, 1, best=timed)
+                if tdev is not None:
+                    counted = counted_round(cases, tdev, timed, counted, calls=1)
+                    timed_checks = timed_rounds(checks, dev, 1, best=timed_checks)
+            if progress:
+                progress(f"calibration round {r + 1} of {rounds}")
+    finally:
+        if tdev is not None:
+            tdev.release()
+    sp = prof["speeds"]
+    sp.pop("efficiency", None)
+    speeds = M.Speeds.from_dict(sp, prof["description"])
+    host = sp["host_us"]
+    # the one-liner writes a given output: its Device.run and draw are priced apart
+    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0), 0.0)
+    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress, timed=timed,
+                                            counted=counted)
     sp["efficiency"] = eff
     sp["floor_factor"] = floors
     speeds = M.Speeds.from_dict(sp, prof["description"])
     api, api_seen = call_costs(dev, speeds, cases, progress=progress, timed=timed)
     host.update(api)
-    prof["call_samples_us"] = {k: [[round(p, 1), round(x, 2)] for p, x in v]
+    if dev.is_software:
+        sp["efficiency"] = whole_call_efficiencies(
+            dev, M.Speeds.from_dict(sp, prof["description"]), cases, timed, seen)
+    prof["call_samples_us"] = {k: [[round(q[0], 1), round(q[1], 2)]
+                                    + ([round(q[2], 1)] if q[2] else []) for q in v]
                                 for k, v in api_seen.items()}
     prof["efficiency_samples"] = {k: [[round(f, 1), round(x, 4)] for f, x in v]
                                   for k, v in seen.items()}
     prof["calibration_cases"] = [f"{c.algo} {c.label}" for c in cases]
+    prof["calibration_rounds"] = rounds
     if save:
         prof["path"] = C.save_profile(prof)
-    return prof
+    if checks and timed_checks is None:
+        # a GPU: the checks after the calibration's own runs, in their own rounds (a GPU's
+        # spells are its clock states, not the host's load)
+        timed_checks = timed_rounds(checks, dev, default_rounds(dev))
+    return prof, (timed_checks or [])

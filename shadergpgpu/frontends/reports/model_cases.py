@@ -343,13 +343,13 @@ def default_rounds(dev) -> int:
 
 
 def timed_rounds(cases: list, dev, rounds: int = 1, repeat: int = 5,
-                 device: bool = True) -> list:
+                 device: bool = True, best: list | None = None) -> list:
     """:func:`timed_call` of every case, ``rounds`` times over the whole list (round-robin),
     per case the fastest wall, issue and device time over the rounds with the snapshot of its
     first round: a disturbance of the machine lasting seconds slows one round of a case, not
     all of its repeats. One entry per case, in order: the tuple, or the exception that case
-    raised."""
-    best: list = [None] * len(cases)
+    raised. ``best``: a previous call's result, which these rounds go on from."""
+    best = [None] * len(cases) if best is None else list(best)
     for _ in range(max(1, int(rounds))):
         for i, case in enumerate(cases):
             if isinstance(best[i], Exception):
