@@ -30,6 +30,8 @@ re-exported from there.
 """
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -147,7 +149,9 @@ class Speeds:
         if fragments <= 0:
             return 1.0
         if self.threads:
-            t = tiles(size, 64) if size else -(-int(fragments) // 4096)
+            if size:
+                return busiest_thread(int(size[0]), int(size[1]), self.threads)
+            t = -(-int(fragments) // 4096)
             return self.threads / min(self.threads, max(t, 1))
         sat = self.saturation_fragments
         return max(1.0, sat / fragments) if sat else 1.0
@@ -186,6 +190,24 @@ class Speeds:
     def host_cost(self, key: str) -> float:
         """Seconds of one pass of path ``key`` or one host event ``key`` (0 when unknown)."""
         return self.host_us.get(key, 0.0) * 1e-6
+
+
+@functools.lru_cache(maxsize=4096)
+def busiest_thread(w: int, h: int, threads: int, side: int = 64) -> float:
+    """A software renderer's slow-down of a w x h pass against all ``threads`` busy all the
+    time (>= 1): its threads take the rectangle's ``side`` x ``side`` tiles in raster order,
+    each the next one when it is free, and the pass lasts as long as the busiest thread's
+    fragments take (a 96 x 48 rectangle: a 64 x 48 tile on one thread and a 32 x 48 on the
+    other, 1.33; a 64 x 32 one: one tile, one thread, 2)."""
+    if w <= 0 or h <= 0 or threads <= 1:
+        return 1.0
+    free = [0] * threads
+    for y in range(0, h, side):
+        th = min(side, h - y)
+        for x in range(0, w, side):
+            t = heapq.heappop(free)
+            heapq.heappush(free, t + th * min(side, w - x))
+    return threads * max(free) / (w * h)
 
 
 def tiles(size, tile) -> int:
