@@ -3,13 +3,14 @@
     python benchmarks/model.py [--gpu-sizes] [--algorithms backprop,sgemm] [--no-calibrate]
                                [--repeat 5] [--out DIR]
 
-Calibrates this device first (``shadergpgpu calibrate``: pass overhead, ALU, fetch and write
-rates, measured in the same run so that a loaded machine slows both sides alike), then for each
-configuration measures the fastest of its timed calls (waiting for the device; on a GPU per
-call of a run of calls issued back to back, at least 20 ms long or 32 calls: a call alone
-after a wait also pays the driver's wake-up, which moves from host to host; on a software
-renderer in 3 rounds over all cases, ``--rounds``, so that a burst of other work on the machine
-slows one round of a case, not all of it) and predicts it
+Calibrates this device (``shadergpgpu calibrate``: pass overhead, ALU, fetch and write
+rates, kernels' efficiencies, calls' costs, measured in the same run so that a loaded machine
+slows both sides alike) and measures for each configuration the fastest of its timed calls
+(waiting for the device; on a GPU per call of a run of calls issued back to back, at least
+20 ms long or 32 calls: a call alone after a wait also pays the driver's wake-up, which moves
+from host to host; on a software renderer in the calibration's rounds, interleaved with them,
+``--rounds``, so that a burst of other work on the machine slows one round of a case, not all
+of it, and calibration and checks keep their fastest of the same spells) and predicts it
 from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real

@@ -442,6 +442,13 @@ def diagnose(snapshot: dict, pred: dict, measured_s: float, speeds: Speeds,
     side = "under" if ratio > 1 else "over"
     timed = sum(v.get("gpu_ms", 0.0) for v in (gpu_snapshot or {}).values()) * 1e-3
     dev = device_s if device_s and math.isfinite(device_s) else timed
+    note = ""
+    if speeds.overlap == "sum" and dev > measured_s:
+        # a software renderer's per-draw times (a finish around each draw) past the whole
+        # call's wall time: they say nothing of the call's split
+        note = (f" (the per-draw times, {dev * 1e3:.3g} ms, exceed the call's: a finish "
+                "around each draw lengthens them)")
+        dev = 0.0
     if dev > 0:
         dev_pred = sum(q.get("device_s", q["work_s"]) for q in pred.values())
         host_pred = sum(q.get("host_s", q["overhead_s"]) + q.get("transfer_s", 0.0) +
@@ -469,7 +476,7 @@ def diagnose(snapshot: dict, pred: dict, measured_s: float, speeds: Speeds,
                 "paths, calls, transfers, waits)")
     worst = max(pred, key=lambda k: pred[k]["predicted_s"])
     return (f"{side}-predicted x{ratio:.2f}; the largest phase {worst!r} is "
-            f"{pred[worst]['dominant']}-bound: that term is the suspect")
+            f"{pred[worst]['dominant']}-bound: that term is the suspect{note}")
 
 
 def asdict_speeds(s: Speeds) -> dict:

@@ -1,0 +1,190 @@
+"""The calibration's rounds and fits: calibration and checks interleaved in rounds (each keeps
+its fastest), per-draw timings kept by their fastest round, a software renderer's busiest
+thread, the call costs weighed by the calls' wall times and the whole-call efficiencies
+fitted once the call costs are known."""
+import math
+
+import numpy as np
+import pytest
+
+from shadergpgpu.engine import model as M
+from shadergpgpu.frontends.reports import calibrate_kernels as CK
+from shadergpgpu.frontends.reports import model_cases as MC
+
+
+def test_a_software_pass_lasts_as_long_as_its_busiest_thread():
+    # two threads take the 64 x 64 tiles in raster order, each the next when it is free
+    assert M.busiest_thread(64, 32, 2) == 2.0              # one tile: one thread
+    assert M.busiest_thread(96, 48, 2) == pytest.approx(2 * 64 * 48 / (96 * 48))
+    # 100 x 100: 64x64 and 36x64 first, then 64x36 to the second, 36x36 to the first
+    assert M.busiest_thread(100, 100, 2) == pytest.approx(2 * (4096 + 1296) / 1e4)
+    assert M.busiest_thread(128, 128, 2) == 1.0
+    assert M.busiest_thread(4096, 1, 2) == 1.0 == M.busiest_thread(1, 4096, 2)
+    assert M.busiest_thread(192, 64, 2) == pytest.approx(2 * 2 / 3)   # three tiles
+    assert M.busiest_thread(50, 50, 1) == 1.0
+    sp = M.Speeds(pass_overhead_us=1.0, alu_gflops=1.0, texel_rate_gtexels=1.0, write_gbs=1.0,
+                  overlap="sum", threads=2)
+    assert sp.occupancy(96 * 48, (96, 48)) == M.busiest_thread(96, 48, 2)
+
+
+def test_call_costs_are_weighed_by_each_calls_wall_time():
+    # (passes, us left unexplained, wall us): the large call's residual is mostly device
+    # time the model misses, and must not price the small calls' host work
+    pts = [[4.0, 600.0, 1500.0], [40.0, 1400.0, 3000.0], [400.0, 9000.0, 60000.0]]
+    c0, c1 = CK._call_fit(pts)
+    p = np.array([q[0] for q in pts])
+    u = np.array([q[1] for q in pts])
+    w = 1.0 / np.array([q[2] for q in pts])           # rows scaled by 1 / wall
+    ref = np.linalg.lstsq(np.c_[np.ones(3), p] * w[:, None], u * w, rcond=None)[0]
+    assert (c0, c1) == pytest.approx(tuple(ref), rel=1e-9)
+    # one size of call: the weighted mean, the small call counting most
+    c0, c1 = CK._call_fit([[4.0, 600.0, 1500.0], [4.0, 4300.0, 12000.0]])
+    wts = np.array([1 / 1500 ** 2, 1 / 12000 ** 2])
+    assert c1 == 0.0 and c0 == pytest.approx((wts @ [600.0, 4300.0]) / wts.sum())
+    # without wall times (a GPU's issue-time residuals): unweighted, the median per call
+    assert CK._call_fit([[4.0, 600.0, None], [4.0, 4300.0, None], [4.0, 700.0, None]]) \
+        == (700.0, 0.0)
+    # never below 0
+    assert CK._call_fit([[4.0, -50.0, 100.0]]) == (0.0, 0.0)
+
+
+def test_engine_calibrations_merge_to_the_fastest_reading_of_each():
+    first = {"pass_overhead_us": 5.0, "alu_gflops": 40.0, "write_gbs": 9.0,
+             "host_us": {"prepared": 4.0}}
+    again = {"pass_overhead_us": 6.0, "alu_gflops": 50.0, "write_gbs": 8.0,
+             "host_us": {"prepared": 3.0}}
+    got = CK.faster_host(first, again)
+    assert got["alu_gflops"] == 50.0 and got["write_gbs"] == 9.0
+    assert got["pass_overhead_us"] == 5.0 and got["host_us"] == {"prepared": 3.0}
+
+
+class _Dev:
+    def __init__(self, software):
+        self.is_software = software
+
+
+CAL = type("Case", (), {"algo": "sgemm", "label": "96"})()
+
+
+def _fake_calibration(monkeypatch, log):
+    readings = iter([5.0, 3.0, 4.0, 6.0])
+
+    def calibrate(dev, quick=False, save=True):
+        log.append("engine")
+        v = next(readings)
+        return {"description": "fake", "speeds": {
+            "pass_overhead_us": v, "alu_gflops": 100.0 / v, "texel_rate_gtexels": 1.0,
+            "write_gbs": 1.0, "host_us": {"prepared": v}}}
+
+    def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
+        log.append("cases" if cases == [CAL] else "checks")
+        n = len(best or ()) and best[0]
+        return [n + rounds]          # counts the rounds each list was timed in
+
+    def counted_round(cases, tdev, timed, counted=None, calls=3):
+        log.append("counted")
+        return [(counted or [0])[0] + 1]
+
+    class TimingDevice:
+        def __init__(self, timing=False):
+            assert timing
+
+        def release(self):
+            log.append("released")
+
+    monkeypatch.setattr(CK.C, "calibrate", calibrate)
+    monkeypatch.setattr(MC, "timed_rounds", timed_rounds)
+    monkeypatch.setattr(CK, "counted_round", counted_round)
+    monkeypatch.setattr("shadergpgpu.engine.device.Device", TimingDevice)
+    monkeypatch.setattr(CK, "calibration_cases", lambda software: [CAL])
+    monkeypatch.setattr(CK, "call_cost_us", lambda dev: 0.0)
+    fits = {}
+
+    def kernel_efficiencies(dev, speeds, cases, progress=None, timed=None, counted=None):
+        fits["efficiencies"] = (timed, counted)
+        return {}, {}, {}
+
+    monkeypatch.setattr(CK, "kernel_efficiencies", kernel_efficiencies)
+    monkeypatch.setattr(CK, "call_costs", lambda *a, **k: ({}, {}))
+    monkeypatch.setattr(CK, "whole_call_efficiencies", lambda *a: {})
+    return fits
+
+
+def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
+    log = []
+    fits = _fake_calibration(monkeypatch, log)
+    prof, checks = CK.calibrate_and_time(_Dev(True), ["check"], save=False, rounds=3)
+    assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
+    assert checks == [3]                              # the checks' three rounds
+    assert fits["efficiencies"] == ([3], [3])         # fitted on all three rounds of both
+    sp = prof["speeds"]
+    # each engine reading the fastest of the three (5, 3, 4 us)
+    assert sp["pass_overhead_us"] == 3.0 and sp["host_us"]["prepared"] == 3.0
+    assert sp["alu_gflops"] == pytest.approx(100.0 / 3.0)
+    assert prof["calibration_rounds"] == 3
+
+
+def test_gpu_calibration_probes_twice_then_times_cases_once_and_checks_after(monkeypatch):
+    log = []
+    fits = _fake_calibration(monkeypatch, log)
+    prof, checks = CK.calibrate_and_time(_Dev(False), ["check"], save=False)
+    assert log == ["engine", "engine", "cases", "checks"]
+    assert checks == [1] and fits["efficiencies"] == ([1], None)
+    assert prof["speeds"]["pass_overhead_us"] == 3.0
+    log.clear()
+    assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
+    assert log == ["engine", "cases"]                 # quick: one round, no checks
+
+
+def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeypatch):
+    snaps = iter([{"p": {"kernels": {"a": {"gpu_ms": 2.0}, "b": {"gpu_ms": 1.0}}}},
+                  {"p": {"kernels": {"a": {"gpu_ms": 1.5}, "b": {"gpu_ms": 3.0}}}}])
+    floors = iter([0.2, 0.5, 0.1])     # ok, bad (then refused), ok
+
+    def count_warm(case, tdev, rounds=3):
+        if case == "bad":
+            raise RuntimeError("refused")
+        return next(snaps)
+
+    monkeypatch.setattr(MC, "count_warm", count_warm)
+    monkeypatch.setattr(CK, "_timed_floor", lambda tdev: next(floors))
+    err = ValueError("too big")
+    got = CK.counted_round(["ok", "bad", "skipped"], None, [(), (), err])
+    assert isinstance(got[1], RuntimeError) and got[2] is err
+    got = CK.counted_round(["ok", "bad", "skipped"], None, [(), (), err], got)
+    snap, floor = got[0]
+    assert floor == 0.1
+    assert snap["p"]["kernels"] == {"a": {"gpu_ms": 1.5}, "b": {"gpu_ms": 1.0}}
+
+
+def test_whole_call_efficiency_prices_its_calibration_call_at_its_wall_time(dev):
+    """A kernel taking the bulk of a software renderer's call, priced by the call's wall time
+    less the rest of the call: the model then gives that call its measured time."""
+    snap = MC.count(MC.elementwise_case(64), dev)
+    sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=10.0, texel_rate_gtexels=0.5, write_gbs=5.0,
+                  overlap="sum", threads=2, host_us={"call": 3.0, "run": 1.0, "draw": 2.0})
+    p0 = M.total(M.predict(snap, sp))
+    for factor in (3.0, 1.5):
+        wall = factor * p0
+        seen = {}
+        eff = CK.whole_call_efficiencies(_Dev(True), sp, ["one-liner"],
+                                         [(wall, wall, snap, math.inf)], seen)
+        (name, pts), = eff.items()
+        assert pts[0][1] > 1.0
+        got = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": eff}))
+        # (the efficiency is stored to 4 digits)
+        assert M.total(got) == pytest.approx(wall, rel=1e-4)
+    # a call faster than the rest of the model allows gives no sample
+    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(1e-9, 1e-9, snap, 0)], {}) == {}
+
+
+def test_software_diagnosis_ignores_per_draw_times_past_the_calls_wall():
+    sp = M.Speeds(pass_overhead_us=10.0, alu_gflops=1.0, texel_rate_gtexels=1.0, write_gbs=1.0,
+                  overlap="sum")
+    snap = {"a": {"passes": 1000, "fragments": 1000, "flops": 0, "fetches": 0, "bytes": 0}}
+    pred = M.predict(snap, sp)                                     # 10 ms of overhead
+    # a call of 5 ms whose per-draw timing run summed 20 ms: no "device under-predicted"
+    msg = M.diagnose(snap, pred, 0.005, sp, {"a": {"gpu_ms": 20.0}})
+    assert msg.startswith("over-predicted x0.50") and "exceed the call's" in msg
+    # per-draw times inside the wall still split it
+    assert "host time over-predicted" in M.diagnose(snap, pred, 0.005, sp, {"a": {"gpu_ms": 1.0}})
