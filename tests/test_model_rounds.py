@@ -9,6 +9,7 @@ import pytest
 
 from shadergpgpu.engine import model as M
 from shadergpgpu.frontends.reports import calibrate_kernels as CK
+from shadergpgpu.frontends.reports.calibrate_calls import _call_fit
 from shadergpgpu.frontends.reports import model_cases as MC
 
 
@@ -31,21 +32,21 @@ def test_call_costs_are_weighed_by_each_calls_wall_time():
     # (passes, us left unexplained, wall us): the large call's residual is mostly device
     # time the model misses, and must not price the small calls' host work
     pts = [[4.0, 600.0, 1500.0], [40.0, 1400.0, 3000.0], [400.0, 9000.0, 60000.0]]
-    c0, c1 = CK._call_fit(pts)
+    c0, c1 = _call_fit(pts)
     p = np.array([q[0] for q in pts])
     u = np.array([q[1] for q in pts])
     w = 1.0 / np.array([q[2] for q in pts])           # rows scaled by 1 / wall
     ref = np.linalg.lstsq(np.c_[np.ones(3), p] * w[:, None], u * w, rcond=None)[0]
     assert (c0, c1) == pytest.approx(tuple(ref), rel=1e-9)
     # one size of call: the weighted mean, the small call counting most
-    c0, c1 = CK._call_fit([[4.0, 600.0, 1500.0], [4.0, 4300.0, 12000.0]])
+    c0, c1 = _call_fit([[4.0, 600.0, 1500.0], [4.0, 4300.0, 12000.0]])
     wts = np.array([1 / 1500 ** 2, 1 / 12000 ** 2])
     assert c1 == 0.0 and c0 == pytest.approx((wts @ [600.0, 4300.0]) / wts.sum())
     # without wall times (a GPU's issue-time residuals): unweighted, the median per call
-    assert CK._call_fit([[4.0, 600.0, None], [4.0, 4300.0, None], [4.0, 700.0, None]]) \
+    assert _call_fit([[4.0, 600.0, None], [4.0, 4300.0, None], [4.0, 700.0, None]]) \
         == (700.0, 0.0)
     # never below 0
-    assert CK._call_fit([[4.0, -50.0, 100.0]]) == (0.0, 0.0)
+    assert _call_fit([[4.0, -50.0, 100.0]]) == (0.0, 0.0)
 
 
 def test_engine_calibrations_merge_to_the_fastest_reading_of_each():
