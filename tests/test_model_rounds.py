@@ -189,3 +189,37 @@ def test_software_diagnosis_ignores_per_draw_times_past_the_calls_wall():
     assert msg.startswith("over-predicted x0.50") and "exceed the call's" in msg
     # per-draw times inside the wall still split it
     assert "host time over-predicted" in M.diagnose(snap, pred, 0.005, sp, {"a": {"gpu_ms": 1.0}})
+
+
+def _gpu_speeds(**kw):
+    base = dict(pass_overhead_us=2.0, pass_gpu_us=0.05, alu_gflops=1000.0,
+                texel_rate_gtexels=10.0, write_gbs=50.0, saturation_fragments=4096.0,
+                host_us={"prepared": 2.0, "draw": 4.0, "repeat": 2.0})
+    base.update(kw)
+    return M.Speeds(**base)
+
+
+def test_a_gpu_call_of_latency_bound_passes_prices_its_kernels_together(dev):
+    """A call whose draws are all under the saturation size and which no kernel dominates
+    (a small fused backprop step): its measured device time, less the other device terms,
+    over the kernels' predicted time is each kernel's factor, and the model then gives that
+    call its measured device time."""
+    snap = MC.count(MC.backprop_case((2, 16, 1), 256, "fused"), dev)
+    sp = _gpu_speeds()
+    pred = M.predict(snap, sp)
+    dev_pred = sum(q["device_s"] for q in pred.values())
+    measured = 0.6 * dev_pred
+    got = CK._latency_sample(sp, (measured, measured, snap, measured))
+    assert got and len({f for _, _, f in got}) == 1
+    eff = {name: [[frags, factor]] for name, frags, factor in got}
+    again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": eff}))
+    assert sum(q["device_s"] for q in again.values()) == pytest.approx(measured, rel=1e-9)
+    # not from larger draws, a host-paced call, nor a call that waits twice
+    assert CK._latency_sample(_gpu_speeds(saturation_fragments=8.0),
+                              (measured, measured, snap, measured)) is None
+    slow_host = _gpu_speeds(host_us={"prepared": 1e4, "draw": 1e4, "repeat": 1e4})
+    assert CK._latency_sample(slow_host, (measured, measured, snap, measured)) is None
+    waits = {k: dict(v) for k, v in snap.items()}
+    waits.setdefault("default", {"passes": 0, "kernels": {}})
+    waits["default"] = dict(waits["default"], events={"readback": 2})
+    assert CK._latency_sample(sp, (measured, measured, waits, measured)) is None

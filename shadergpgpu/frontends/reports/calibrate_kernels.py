@@ -163,6 +163,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
     seen: dict[str, list] = {}
     dominant: dict[str, list] = {}
     floor_seen: dict[str, list] = {}
+    latency: dict[str, list] = {}
     if counted is None:
         tdev = Device(timing=True)
         try:
@@ -184,6 +185,9 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
         if top is not None:
             (dominant if top[1] == "work" else floor_seen).setdefault(
                 top[0], []).append(list(top[2:]))
+        elif not dev.is_software:
+            for name, frags, factor in _latency_sample(speeds, t) or ():
+                latency.setdefault(name, []).append([frags, factor])
         for label, s in snap.items():
             for name, k in (s.get("kernels") or {}).items():
                 if top is not None and name == top[0]:
@@ -209,6 +213,9 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
     # badly: on an H100 a sum's first pass read 5.6 per draw after a Sammon setup against
     # 1.7-2.1 as whole calls, and a check between them missed by x0.35)
     seen.update(dominant)
+    # a kernel known only from calls of latency-bound passes: what those calls say
+    for name, v in latency.items():
+        seen.setdefault(name, v)
     eff = {name: _by_size(v) for name, v in seen.items()}
     return eff, seen, {name: _by_size(v) for name, v in floor_seen.items()}
 
@@ -283,6 +290,41 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
         # issue them says nothing here: a device behind it holds the host back)
         return None
     return name, "floor", frags / max(drawn, 1), left / floors[name]
+
+
+def _latency_sample(speeds: M.Speeds, timed: tuple) -> list | None:
+    """[(kernel, fragments per pass, factor), ...] from a GPU call whose every draw is under
+    ``saturation_fragments`` (its loops run at their latency, the model's roughest term) and
+    whose passes no kernel dominates: one timer query around whole calls, less the device's
+    other terms, over the kernels' predicted time, shared by every kernel whose work is above
+    its floor. None for a call that waits for the device more than once, one whose host
+    issues it no faster than the device drew it (:data:`HOST_BOUND`), or one with larger
+    draws. (A fused backprop step's five passes of 17-512 fragments took 0.069 ms on an H100
+    where the latency terms gave 0.125.)"""
+    wall, _, snap, device = timed
+    sat = speeds.saturation_fragments
+    if not sat or M.syncs(snap) > 1 or not device or device == float("inf"):
+        return None
+    sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "floor_factor": {}})
+    pred = M.predict(snap, sp)
+    if sum(q["host_s"] for q in pred.values()) >= HOST_BOUND * device:
+        return None
+    kern, out = 0.0, []
+    for s in snap.values():
+        for name, k in (s.get("kernels") or {}).items():
+            draws = k.get("draws", ())
+            if not draws or any(d[0] >= sat for d in draws):
+                return None
+            t, terms = M.kernel_device(sp, name, k)
+            kern += t
+            if t > terms["floor"]:
+                drawn = sum(n for _, n, *_ in draws)
+                out.append((name, sum(f * n for f, n, *_ in draws) / drawn))
+    rest = sum(q["device_s"] for q in pred.values()) - kern
+    if not out or kern <= 0 or device - rest <= 0:
+        return None
+    factor = (device - rest) / kern
+    return [(name, frags, factor) for name, frags in out]
 
 
 def whole_call_efficiencies(dev, speeds: M.Speeds, cases: list, timed: list,
