@@ -8,9 +8,9 @@ rates, kernels' efficiencies, calls' costs, measured in the same run so that a l
 slows both sides alike) and measures for each configuration the fastest of its timed calls
 (waiting for the device; on a GPU per call of a run of calls issued back to back, at least
 20 ms long or 32 calls: a call alone after a wait also pays the driver's wake-up, which moves
-from host to host; on a software renderer in the calibration's rounds, interleaved with them,
-``--rounds``, so that a burst of other work on the machine slows one round of a case, not all
-of it, and calibration and checks keep their fastest of the same spells) and predicts it
+from host to host; in the calibration's rounds, interleaved with them, ``--rounds``, so that
+a burst of other work on the machine or a GPU's slower state slows one round of a case, not
+all of it, and calibration and checks keep their fastest of the same spells) and predicts it
 from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
@@ -47,9 +47,9 @@ def main(argv=None) -> int:
                    help="skip the timing=True run (no per-phase GPU time for the diagnosis)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--rounds", type=int, default=None,
-                   help="timed rounds over all cases, the fastest kept per case (default: 1 "
-                        "on a GPU; on a software renderer the calibration's rounds, "
-                        "interleaved with them, or 3 with --no-calibrate)")
+                   help="rounds of the calibration, each timing every case once, the "
+                        "fastest kept per case (default: 6 on a software renderer, 3 on a "
+                        "GPU; with --no-calibrate 3 and 1)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()
@@ -65,17 +65,13 @@ def main(argv=None) -> int:
         speeds = M.measured_speeds(dev)
         timed = MC.timed_rounds(cases, dev, rounds, repeat=a.repeat)
     else:
-        # the calibration and the checks' timing interleaved: on a software renderer each
-        # round times both, each keeps its fastest (calibrate_and_time)
+        # the calibration and the checks' timing interleaved: each round times both, each
+        # keeps its fastest (calibrate_and_time)
         from shadergpgpu.frontends.reports.calibrate_kernels import (calibrate_and_time,
                                                                      calibration_rounds)
-        if dev.is_software:
-            rounds = a.rounds or calibration_rounds(dev)
-        prof, timed = calibrate_and_time(dev, cases, rounds=rounds if dev.is_software
-                                         else None)
+        rounds = a.rounds or calibration_rounds(dev)
+        prof, timed = calibrate_and_time(dev, cases, rounds=rounds)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
-        if not dev.is_software:
-            rounds = MC.default_rounds(dev)
     from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
     print("calibrated on (held out from the checks below): "
           + "; ".join(f"{c.algo} {c.label}" for c in calibration_cases(dev.is_software)))
@@ -87,8 +83,7 @@ def main(argv=None) -> int:
     tdev = None if a.no_timing_run else sg.Device(timing=True)
     rows, phases, records = [], [], []
     print(f"measured: the fastest of {a.repeat} calls, in {rounds} round(s) over all cases"
-          + (", interleaved with the calibration's rounds" if dev.is_software and
-             not a.no_calibrate else "") + "\n")
+          + ("" if a.no_calibrate else ", interleaved with the calibration's rounds") + "\n")
     stolen = steal_share(t0, cpu_times())
     for case, t in zip(cases, timed):
         try:

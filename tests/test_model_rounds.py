@@ -125,16 +125,18 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     assert prof["calibration_rounds"] == 3
 
 
-def test_gpu_calibration_probes_twice_then_times_cases_once_and_checks_after(monkeypatch):
+def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
     prof, checks = CK.calibrate_and_time(_Dev(False), ["check"], save=False)
-    assert log == ["engine", "engine", "cases", "checks"]
-    assert checks == [1] and fits["efficiencies"] == ([1], None)
+    assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 3
+    assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
+    assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
+    assert checks == [3] and fits["efficiencies"] == ([3], [3])
     assert prof["speeds"]["pass_overhead_us"] == 3.0
     log.clear()
     assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
-    assert log == ["engine", "cases"]                 # quick: one round, no checks
+    assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
 
 
 def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeypatch):

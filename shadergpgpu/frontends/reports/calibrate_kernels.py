@@ -379,21 +379,23 @@ RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write
          "upload_gbs", "readback_gbs")
 
 
-#: Rounds of a software renderer's calibration (:func:`calibrate_and_time`): its machine's
-#: speed moves for seconds at a time (the development machine's hypervisor took 0-33 % of
-#: its CPU second by second while llvmpipe ran, and one call's fastest of a round moved
-#: 78-152 ms from round to round), so each measurement is the fastest over rounds spread
-#: across the whole run.
+#: Rounds of a calibration (:func:`calibrate_and_time`) on a software renderer and on a GPU.
+#: A software renderer's machine changes speed for seconds at a time (the development
+#: machine's hypervisor took 0-33 % of its CPU second by second while llvmpipe ran, and one
+#: call's fastest of a round moved 78-152 ms from round to round); a GPU's small calls move
+#: between two states within a lease (a fused backprop step of 0.07 or 0.12 ms on an H100)
+#: and its host's speed moves too (one SVM calibration call took 19 or 32 ms in two runs of
+#: one lease). Each measurement is the fastest over rounds spread across the whole run.
 SOFTWARE_ROUNDS = 6
+GPU_ROUNDS = 3
 
 
 def calibration_rounds(dev, quick: bool = False) -> int:
-    """Rounds of :func:`calibrate_and_time`: 1 when ``quick``; on a software renderer
-    :data:`SOFTWARE_ROUNDS`; on a GPU 2 (the engine's probes twice, see
-    :func:`calibrate_and_time`), the cases once (:func:`.model_cases.default_rounds`)."""
+    """Rounds of :func:`calibrate_and_time`: 1 when ``quick``, else :data:`SOFTWARE_ROUNDS`
+    or :data:`GPU_ROUNDS`."""
     if quick:
         return 1
-    return SOFTWARE_ROUNDS if dev.is_software else 2
+    return SOFTWARE_ROUNDS if dev.is_software else GPU_ROUNDS
 
 
 def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
@@ -408,16 +410,13 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     calibration and the timing of the cases it will be judged on, interleaved. Each round
     runs the engine's probes, times every calibration case once and every check once; each
     keeps its fastest over the rounds (:func:`calibration_rounds`), so that both sides see
-    the same spells of a loaded machine. On a GPU the engine's probes run in each round (a
-    process's first seconds can run its host paths at half speed: an H100 host's first
-    calibration read 4.3 us a repeated pass where every other read 2.2-2.4 and its checks
-    ran at 2.9), the calibration cases in the last only
-    (:func:`.model_cases.default_rounds`), the checks after the fits. Then the kernels'
-    efficiencies and the calls' costs are fitted on the fastest times."""
+    the same spells of a loaded machine or a GPU's state (a process's first seconds can also
+    run its host paths at half speed: an H100 host's first calibration read 4.3 us a
+    repeated pass where every other read 2.2-2.4). Then the kernels' efficiencies and the
+    calls' costs are fitted on the fastest times."""
     from ...engine.device import Device
-    from .model_cases import default_rounds, timed_rounds
+    from .model_cases import timed_rounds
     rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
-    case_rounds = rounds if dev.is_software else min(rounds, default_rounds(dev))
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
         firsts = {}
@@ -426,8 +425,7 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
         cases = list(firsts.values())
     checks = list(checks)
     prof = timed = timed_checks = counted = None
-    # a software renderer's per-draw timings in the rounds too (a GPU's after them)
-    tdev = Device(timing=True) if dev.is_software else None
+    tdev = Device(timing=True)          # the per-draw timings, in the rounds too
     try:
         for r in range(rounds):
             got = C.calibrate(dev, quick=quick, save=False)
@@ -435,16 +433,15 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                 prof = got
             else:
                 faster_host(prof["speeds"], got["speeds"])
-            if r >= rounds - case_rounds:
-                timed = timed_rounds(cases, dev, 1, best=timed)
-                if tdev is not None:
-                    counted = counted_round(cases, tdev, timed, counted, calls=1)
-                    timed_checks = timed_rounds(checks, dev, 1, best=timed_checks)
+            timed = timed_rounds(cases, dev, 1, best=timed)
+            counted = counted_round(cases, tdev, timed, counted,
+                                    calls=1 if rounds > 1 else 3)
+            if checks:
+                timed_checks = timed_rounds(checks, dev, 1, best=timed_checks)
             if progress:
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:
-        if tdev is not None:
-            tdev.release()
+        tdev.release()
     sp = prof["speeds"]
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])
@@ -470,8 +467,4 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     prof["calibration_rounds"] = rounds
     if save:
         prof["path"] = C.save_profile(prof)
-    if checks and timed_checks is None:
-        # a GPU: the checks after the calibration's own runs, in their own rounds (a GPU's
-        # spells are its clock states, not the host's load)
-        timed_checks = timed_rounds(checks, dev, default_rounds(dev))
     return prof, (timed_checks or [])
