@@ -77,14 +77,17 @@ def _fake_calibration(monkeypatch, log):
             "pass_overhead_us": v, "alu_gflops": 100.0 / v, "texel_rate_gtexels": 1.0,
             "write_gbs": 1.0, "host_us": {"prepared": v}}}
 
+    walls = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
+
     def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
-        log.append("cases" if cases == [CAL] else "checks")
-        n = len(best or ()) and best[0]
-        return [n + rounds]          # counts the rounds each list was timed in
+        kind = "cases" if cases == [CAL] else "checks"
+        log.append(kind)
+        w = next(walls[kind])
+        return [(w, w / 2, {"round": w}, w / 4)]
 
     def counted_round(cases, tdev, timed, counted=None, calls=3):
         log.append("counted")
-        return [(counted or [0])[0] + 1]
+        return [(counted or [0])[0] + 1]          # counts its rounds
 
     class TimingDevice:
         def __init__(self, timing=False):
@@ -116,8 +119,9 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     fits = _fake_calibration(monkeypatch, log)
     prof, checks = CK.calibrate_and_time(_Dev(True), ["check"], save=False, rounds=3)
     assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
-    assert checks == [3]                              # the checks' three rounds
-    assert fits["efficiencies"] == ([3], [3])         # fitted on all three rounds of both
+    # each side the fastest of its three rounds, with its first round's snapshot
+    assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
+    assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
     sp = prof["speeds"]
     # each engine reading the fastest of the three (5, 3, 4 us)
     assert sp["pass_overhead_us"] == 3.0 and sp["host_us"]["prepared"] == 3.0
@@ -132,11 +136,29 @@ def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 3
     assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
     assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
-    assert checks == [3] and fits["efficiencies"] == ([3], [3])
+    assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
+    assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
     assert prof["speeds"]["pass_overhead_us"] == 3.0
     log.clear()
     assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
     assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
+
+
+def test_rounds_come_to_the_fastest_or_with_many_the_second_fastest():
+    from shadergpgpu.frontends.reports.rounds import SECOND_FROM, rounds_estimate
+    err = RuntimeError("refused")
+
+    def rounds(*walls):
+        return [[(w, 2 * w, {"r": w}, 3 * w), (w + 1, w, {}), err if w == 9 else (1, 1, {})]
+                for w in walls]
+    got = rounds_estimate(rounds(3.0, 1.0, 2.0))
+    assert got[0] == (1.0, 2.0, {"r": 3.0}, 3.0) and got[1] == (2.0, 1.0, {})
+    assert got[2] == (1, 1, {})
+    many = rounds(*[4.0, 0.5, 3.0, 2.0, 5.0, 6.0][:SECOND_FROM])
+    # one round in a fast spell the others never saw does not set the time alone
+    assert rounds_estimate(many)[0][:2] == (2.0, 4.0)
+    assert rounds_estimate(rounds(2.0, 9.0))[2] is err       # a refusal in any round
+    assert rounds_estimate([]) == []
 
 
 def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeypatch):

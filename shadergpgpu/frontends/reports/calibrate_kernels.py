@@ -409,13 +409,15 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
     calibration and the timing of the cases it will be judged on, interleaved. Each round
     runs the engine's probes, times every calibration case once and every check once; each
-    keeps its fastest over the rounds (:func:`calibration_rounds`), so that both sides see
+    keeps its fastest over the rounds (:func:`calibration_rounds`; with many rounds the second
+    fastest, :func:`.rounds.rounds_estimate`), so that both sides see
     the same spells of a loaded machine or a GPU's state (a process's first seconds can also
     run its host paths at half speed: an H100 host's first calibration read 4.3 us a
     repeated pass where every other read 2.2-2.4). Then the kernels' efficiencies and the
     calls' costs are fitted on the fastest times."""
     from ...engine.device import Device
     from .model_cases import timed_rounds
+    from .rounds import rounds_estimate
     rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
@@ -424,7 +426,8 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
             firsts.setdefault(c.algo, c)
         cases = list(firsts.values())
     checks = list(checks)
-    prof = timed = timed_checks = counted = None
+    prof = counted = None
+    history, check_history = [], []          # each round's times of the cases, the checks
     tdev = Device(timing=True)          # the per-draw timings, in the rounds too
     try:
         for r in range(rounds):
@@ -433,15 +436,16 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                 prof = got
             else:
                 faster_host(prof["speeds"], got["speeds"])
-            timed = timed_rounds(cases, dev, 1, best=timed)
-            counted = counted_round(cases, tdev, timed, counted,
+            history.append(timed_rounds(cases, dev, 1))
+            counted = counted_round(cases, tdev, history[-1], counted,
                                     calls=1 if rounds > 1 else 3)
             if checks:
-                timed_checks = timed_rounds(checks, dev, 1, best=timed_checks)
+                check_history.append(timed_rounds(checks, dev, 1))
             if progress:
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:
         tdev.release()
+    timed, timed_checks = rounds_estimate(history), rounds_estimate(check_history)
     sp = prof["speeds"]
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])
