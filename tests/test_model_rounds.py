@@ -35,12 +35,12 @@ def test_call_costs_are_weighed_by_each_calls_wall_time():
     c0, c1 = _call_fit(pts)
     p = np.array([q[0] for q in pts])
     u = np.array([q[1] for q in pts])
-    w = 1.0 / np.array([q[2] for q in pts])           # rows scaled by 1 / wall
+    w = 1.0 / np.sqrt([q[2] for q in pts])            # weights 1 / wall: rows by its root
     ref = np.linalg.lstsq(np.c_[np.ones(3), p] * w[:, None], u * w, rcond=None)[0]
     assert (c0, c1) == pytest.approx(tuple(ref), rel=1e-9)
     # one size of call: the weighted mean, the small call counting most
     c0, c1 = _call_fit([[4.0, 600.0, 1500.0], [4.0, 4300.0, 12000.0]])
-    wts = np.array([1 / 1500 ** 2, 1 / 12000 ** 2])
+    wts = np.array([1 / 1500, 1 / 12000])
     assert c1 == 0.0 and c0 == pytest.approx((wts @ [600.0, 4300.0]) / wts.sum())
     # without wall times (a GPU's issue-time residuals): unweighted, the median per call
     assert _call_fit([[4.0, 600.0, None], [4.0, 4300.0, None], [4.0, 700.0, None]]) \
