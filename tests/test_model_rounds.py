@@ -186,8 +186,9 @@ def test_whole_call_efficiency_prices_its_calibration_call_at_its_wall_time(dev)
     """A kernel taking the bulk of a software renderer's call, priced by the call's wall time
     less the rest of the call: the model then gives that call its measured time."""
     snap = MC.count(MC.elementwise_case(64), dev)
-    sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=10.0, texel_rate_gtexels=0.5, write_gbs=5.0,
-                  overlap="sum", threads=2, host_us={"call": 3.0, "run": 1.0, "draw": 2.0})
+    sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=0.01, texel_rate_gtexels=0.005,
+                  write_gbs=0.05, overlap="sum", threads=2,
+                  host_us={"call": 3.0, "run": 1.0, "draw": 2.0})
     p0 = M.total(M.predict(snap, sp))
     for factor in (3.0, 1.5):
         wall = factor * p0
@@ -201,6 +202,13 @@ def test_whole_call_efficiency_prices_its_calibration_call_at_its_wall_time(dev)
         assert M.total(got) == pytest.approx(wall, rel=1e-4)
     # a call faster than the rest of the model allows gives no sample
     assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(1e-9, 1e-9, snap, 0)], {}) == {}
+    # nor one whose kernel's work is under a quarter of its wall time (mostly the rest's error)
+    work = M.total(M.predict(snap, sp)) - M.total(M.predict(
+        {k: dict(v, kernels={}) for k, v in snap.items()}, sp))
+    wall = 1.01 * work / CK.WALL_SHARE
+    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(wall, wall, snap, 0)], {}) == {}
+    wall = 0.99 * work / CK.WALL_SHARE
+    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(wall, wall, snap, 0)], {}) != {}
 
 
 def test_software_diagnosis_ignores_per_draw_times_past_the_calls_wall():

@@ -40,6 +40,13 @@ MIN_TIMED_PASS_S = 200e-6
 HOST_BOUND = 0.9
 
 
+#: On a software renderer a kernel's whole-call sample needs its modelled work to be at
+#: least this share of the call's wall time (:func:`_dominant_sample`): else the sample is
+#: mostly the error of the rest of the call's model (an elementwise 128^2 call, its draw a
+#: tenth of the call, read efficiencies of 0.04-0.08 and the 256^2 check missed x1.55-1.70).
+WALL_SHARE = 0.25
+
+
 def calibration_cases(software: bool) -> list:
     """The configurations the kernels' efficiencies are measured on (held out from the
     checks of :func:`.model_cases.default_cases`)."""
@@ -282,6 +289,10 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
     if works[name] >= floors[name]:
         if sw and rest_speeds is None:   # the rest of a call (its Python, calibrated
             return None                   # after this) is in ``left``
+        if sw and works[name] < WALL_SHARE * best:
+            # the kernel's work a small part of the call: the sample would be mostly what
+            # the model misses of the rest
+            return None
         return name, "work", frags / max(drawn, 1), left / works[name]
     if not sw and not M.syncs(snap) and \
             sum(q["host_s"] for q in M.predict(snap, sp).values()) >= HOST_BOUND * best:
