@@ -420,12 +420,12 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
     calibration and the timing of the cases it will be judged on, interleaved. Each round
     runs the engine's probes, times every calibration case once and every check once; each
-    keeps its fastest over the rounds (:func:`calibration_rounds`; with many rounds the second
-    fastest, :func:`.rounds.rounds_estimate`), so that both sides see
-    the same spells of a loaded machine or a GPU's state (a process's first seconds can also
-    run its host paths at half speed: an H100 host's first calibration read 4.3 us a
-    repeated pass where every other read 2.2-2.4). Then the kernels' efficiencies and the
-    calls' costs are fitted on the fastest times."""
+    keeps its fastest over the rounds (:func:`calibration_rounds`; with many rounds the
+    second fastest, :func:`.rounds.rounds_estimate`), so that both sides see the same spells
+    of a loaded machine or a GPU's state (a process's first seconds can also run its host
+    paths at half speed: an H100 host's first calibration read 4.3 us a repeated pass where
+    every other read 2.2-2.4). Then the kernels' efficiencies and the calls' costs are fitted
+    on the fastest times."""
     from ...engine.device import Device
     from .model_cases import timed_rounds
     from .rounds import rounds_estimate

@@ -147,9 +147,12 @@ def calibrate_main(argv=None) -> int:
     """``shadergpgpu calibrate``: measure this device's speeds and store the measured profile."""
     p = argparse.ArgumentParser(prog="shadergpgpu calibrate",
                                 description="measure this device's pass overhead, ALU, fetch, "
-                                            "write, upload and readback rates (a few seconds) "
-                                            "and store them as a profile in the cache folder")
-    p.add_argument("--quick", action="store_true", help="fewer repeats")
+                                            "write, upload and readback rates, the kernels' "
+                                            "efficiencies and the calls' costs (in rounds: "
+                                            "about a minute on llvmpipe, two on a GPU) and "
+                                            "store them as a profile in the cache folder")
+    p.add_argument("--quick", action="store_true",
+                   help="one round, one configuration per algorithm (seconds)")
     p.add_argument("--backend", default=None, help="GL backend (default: the library's)")
     p.add_argument("--no-save", action="store_true", help="print only")
     a = p.parse_args(argv)
@@ -159,8 +162,8 @@ def calibrate_main(argv=None) -> int:
         t0 = time.perf_counter()
         from .calibrate_kernels import calibrate_all
         prof = calibrate_all(dev, quick=a.quick, save=not a.no_save,
-                             progress=None if a.quick else (lambda m: print("  calibrated on",
-                                                                          m, flush=True)))
+                             progress=None if a.quick else (lambda m: print("  " + m,
+                                                                          flush=True)))
         took = time.perf_counter() - t0
     finally:
         dev.release()
