@@ -77,6 +77,7 @@ def _fake_calibration(monkeypatch, log):
             "pass_overhead_us": v, "alu_gflops": 100.0 / v, "texel_rate_gtexels": 1.0,
             "write_gbs": 1.0, "host_us": {"prepared": v}}}
 
+    # each round's stated call lengths (nothing is timed)
     walls = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
 
     def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
@@ -184,31 +185,34 @@ def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeyp
 
 def test_whole_call_efficiency_prices_its_calibration_call_at_its_wall_time(dev):
     """A kernel taking the bulk of a software renderer's call, priced by the call's wall time
-    less the rest of the call: the model then gives that call its measured time."""
+    less the rest of the call: the model then gives that call the time it was handed. Nothing
+    is timed: the calls' lengths are stated multiples of the model's own prediction."""
     snap = MC.count(MC.elementwise_case(64), dev)
     sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=0.01, texel_rate_gtexels=0.005,
                   write_gbs=0.05, overlap="sum", threads=2,
                   host_us={"call": 3.0, "run": 1.0, "draw": 2.0})
     p0 = M.total(M.predict(snap, sp))
     for factor in (3.0, 1.5):
-        wall = factor * p0
+        stated = factor * p0
         seen = {}
         eff = CK.whole_call_efficiencies(_Dev(True), sp, ["one-liner"],
-                                         [(wall, wall, snap, math.inf)], seen)
+                                         [(stated, stated, snap, math.inf)], seen)
         (name, pts), = eff.items()
         assert pts[0][1] > 1.0
         got = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": eff}))
         # (the efficiency is stored to 4 digits)
-        assert M.total(got) == pytest.approx(wall, rel=1e-4)
+        assert M.total(got) == pytest.approx(stated, rel=1e-4)
     # a call faster than the rest of the model allows gives no sample
     assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(1e-9, 1e-9, snap, 0)], {}) == {}
     # nor one whose kernel's work is under a quarter of its wall time (mostly the rest's error)
     work = M.total(M.predict(snap, sp)) - M.total(M.predict(
         {k: dict(v, kernels={}) for k, v in snap.items()}, sp))
-    wall = 1.01 * work / CK.WALL_SHARE
-    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(wall, wall, snap, 0)], {}) == {}
-    wall = 0.99 * work / CK.WALL_SHARE
-    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(wall, wall, snap, 0)], {}) != {}
+    stated = 1.01 * work / CK.WALL_SHARE
+    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(stated, stated, snap, 0)],
+                                      {}) == {}
+    stated = 0.99 * work / CK.WALL_SHARE
+    assert CK.whole_call_efficiencies(_Dev(True), sp, ["x"], [(stated, stated, snap, 0)],
+                                      {}) != {}
 
 
 def test_software_diagnosis_ignores_per_draw_times_past_the_calls_wall():
@@ -235,12 +239,13 @@ def test_a_gpu_call_of_latency_bound_passes_prices_its_kernels_together(dev):
     """A call whose draws are all under the saturation size and which no kernel dominates
     (a small fused backprop step): its measured device time, less the other device terms,
     over the kernels' predicted time is each kernel's factor, and the model then gives that
-    call its measured device time."""
+    call the device time it was handed (a stated multiple of the model's own; nothing is
+    timed)."""
     snap = MC.count(MC.backprop_case((2, 16, 1), 256, "fused"), dev)
     sp = _gpu_speeds()
     pred = M.predict(snap, sp)
     dev_pred = sum(q["device_s"] for q in pred.values())
-    measured = 0.6 * dev_pred
+    measured = 0.6 * dev_pred                      # stated, not timed
     got = CK._latency_sample(sp, (measured, measured, snap, measured))
     assert got and len({f for _, _, f in got}) == 1
     eff = {name: [[frags, factor]] for name, frags, factor in got}

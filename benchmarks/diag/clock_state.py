@@ -27,18 +27,11 @@ def hot_times(call, dev, k: int, alu, out, iters: int, repeat: int = 5) -> dict:
     best = {"wall": float("inf"), "issue": float("inf"), "device": float("inf")}
     for _ in range(repeat):
         dev.finish()
-        dev.run(alu, out, uniforms={"n_iter": iters})
-        q = dev.ctx.query(time=True)
-        t0 = time.perf_counter()
-        with q:
-            for _ in range(k):
-                call()
-        t1 = time.perf_counter()
-        dev.finish()
-        t2 = time.perf_counter()
-        best["issue"] = min(best["issue"], (t1 - t0) / k)
-        best["wall"] = min(best["wall"], (t2 - t0) / k)
-        best["device"] = min(best["device"], q.elapsed * 1e-9 / k)
+        dev.run(alu, out, uniforms={"n_iter": iters})     # the calls queue behind it
+        issue, wall, device = MC.run_times(call, dev, k, query=True, idle=False)
+        best["issue"] = min(best["issue"], issue)
+        best["wall"] = min(best["wall"], wall)
+        best["device"] = min(best["device"], device)
     return best
 
 

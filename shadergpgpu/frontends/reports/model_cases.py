@@ -11,6 +11,7 @@ makers' defaults use it.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 
@@ -297,23 +298,30 @@ def call_times(call, dev, repeat: int = 5, device: bool = False) -> dict:
     k = run_length(dev, call_s)
     out = {"wall": float("inf"), "issue": float("inf"), "device": float("inf"), "calls": k}
     for _ in range(repeats(dev, call_s, repeat)):
+        issue, wall, _ = run_times(call, dev, k)
+        out["wall"] = min(out["wall"], wall)
+        out["issue"] = min(out["issue"], issue)
+        if device and not dev.is_software:
+            out["device"] = min(out["device"], run_times(call, dev, k, query=True)[2])
+    return out
+
+
+def run_times(call, dev, k: int, query: bool = False, idle: bool = True) -> tuple:
+    """(issue, wall, device) seconds per call of ``k`` calls of ``call`` issued back to back
+    on ``dev`` (idle first, unless ``idle`` is off: then behind what it was given before):
+    until the calls return, until the device is done, and with ``query`` one timer query
+    around the run (else inf)."""
+    if idle:
         dev.finish()
-        t0 = time.perf_counter()
+    q = dev.ctx.query(time=True) if query else contextlib.nullcontext()
+    t0 = time.perf_counter()
+    with q:
         for _ in range(k):
             call()
-        t1 = time.perf_counter()
-        dev.finish()
-        t2 = time.perf_counter()
-        out["wall"] = min(out["wall"], (t2 - t0) / k)
-        out["issue"] = min(out["issue"], (t1 - t0) / k)
-        if device and not dev.is_software:
-            q = dev.ctx.query(time=True)
-            with q:
-                for _ in range(k):
-                    call()
-            dev.finish()
-            out["device"] = min(out["device"], q.elapsed * 1e-9 / k)
-    return out
+    t1 = time.perf_counter()
+    dev.finish()
+    t2 = time.perf_counter()
+    return (t1 - t0) / k, (t2 - t0) / k, q.elapsed * 1e-9 / k if query else float("inf")
 
 
 def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
@@ -343,13 +351,13 @@ def default_rounds(dev) -> int:
 
 
 def timed_rounds(cases: list, dev, rounds: int = 1, repeat: int = 5,
-                 device: bool = True, best: list | None = None) -> list:
+                 device: bool = True) -> list:
     """:func:`timed_call` of every case, ``rounds`` times over the whole list (round-robin),
     per case the fastest wall, issue and device time over the rounds with the snapshot of its
     first round: a disturbance of the machine lasting seconds slows one round of a case, not
     all of its repeats. One entry per case, in order: the tuple, or the exception that case
-    raised. ``best``: a previous call's result, which these rounds go on from."""
-    best = [None] * len(cases) if best is None else list(best)
+    raised."""
+    best: list = [None] * len(cases)
     for _ in range(max(1, int(rounds))):
         for i, case in enumerate(cases):
             if isinstance(best[i], Exception):
