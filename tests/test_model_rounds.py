@@ -112,6 +112,7 @@ def _fake_calibration(monkeypatch, log):
     monkeypatch.setattr(CK, "kernel_efficiencies", kernel_efficiencies)
     monkeypatch.setattr(CK, "call_costs", lambda *a, **k: ({}, {}))
     monkeypatch.setattr(CK, "whole_call_efficiencies", lambda *a: {})
+    monkeypatch.setattr(CK, "residual_efficiencies", lambda *a: {})
     return fits
 
 
@@ -260,3 +261,55 @@ def test_a_gpu_call_of_latency_bound_passes_prices_its_kernels_together(dev):
     waits.setdefault("default", {"passes": 0, "kernels": {}})
     waits["default"] = dict(waits["default"], events={"readback": 2})
     assert CK._latency_sample(sp, (measured, measured, waits, measured)) is None
+
+
+def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
+    """A software renderer's kernels whose draws were too short to time (the recursive blur's
+    carry and interleave passes) take what a calibration call's wall time leaves beyond the
+    rest of the model, up to what their per-draw timings took beyond their modelled time.
+    Nothing is timed: the call's wall time and the per-draw times are stated."""
+    from shadergpgpu.frontends.reports import calibrate_residual as CR
+    snap = MC.count(MC.blur_case((32, 32), 2.0), dev)
+    sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=0.01, texel_rate_gtexels=0.005,
+                  write_gbs=0.05, overlap="sum", threads=2,
+                  host_us={"call": 3.0, "run": 1.0, "draw": 2.0})
+    names = {n for s in snap.values() for n in (s.get("kernels") or {})}
+    unpriced = {n for n in names if "carry" in n or "interleave" in n}
+    assert unpriced and unpriced != names
+    priced = names - unpriced
+    p0 = M.total(M.predict(snap, sp))
+
+    def per_draw(seconds_each):
+        # every unpriced kernel's draws stated at ``seconds_each`` beyond an empty pass of 0
+        return [{lb: {"kernels": {n: {"gpu_ms": seconds_each * 1e3, "passes": k["passes"]}
+                                  for n, k in (s.get("kernels") or {}).items()}}
+                 for lb, s in snap.items()}, 0.0]
+
+    for factor in (1.5, 1.2):
+        stated = factor * p0
+        got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
+                                       [per_draw(1.0)], priced)
+        assert set(got) == unpriced
+        assert len({pts[0][1] for pts in got.values()}) == 1      # one factor per call
+        again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
+        assert M.total(again) == pytest.approx(stated, rel=1e-9)
+    # the per-draw timings bound the share: 2 ms beyond the modelled time in all
+    modelled = sum(M.kernel_device(sp, n, k)[0] for s in snap.values()
+                   for n, k in (s.get("kernels") or {}).items() if n in unpriced)
+    entries = sum(n in unpriced for s in snap.values() for n in (s.get("kernels") or {}))
+    each = (modelled + 2e-3) / entries
+    stated = p0 + 0.5
+    got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
+                                   [per_draw(each)], priced)
+    again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
+    assert M.total(again) == pytest.approx(p0 + 2e-3, rel=1e-9)
+    # a residual under RESIDUAL_SHARE of the wall time, or none, prices nothing
+    stated = p0 / (1 - 0.9 * CR.RESIDUAL_SHARE)
+    assert CR.residual_efficiencies(sp, ["b"], [(stated, stated, snap)], [per_draw(1.0)],
+                                    priced) == {}
+    assert CR.residual_efficiencies(sp, ["b"], [(p0, p0, snap)], [per_draw(1.0)], priced) == {}
+    # every kernel priced, or a case refused: nothing
+    assert CR.residual_efficiencies(sp, ["b"], [(2 * p0, 2 * p0, snap)], [per_draw(1.0)],
+                                    names) == {}
+    assert CR.residual_efficiencies(sp, ["b"], [RuntimeError("refused")], [per_draw(1.0)],
+                                    priced) == {}

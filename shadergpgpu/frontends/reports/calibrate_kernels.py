@@ -25,6 +25,7 @@ import numpy as np
 from ...engine import calibration as C
 from ...engine import model as M
 from .calibrate_calls import call_cost_us, call_costs
+from .calibrate_residual import residual_efficiencies
 
 
 #: A kernel whose timed passes average less than this (seconds) keeps efficiency 1 (unless
@@ -60,8 +61,14 @@ def calibration_cases(software: bool) -> list:
                 backprop_case((4, 96, 3), 384, "fused"),
                 backprop_case((2, 512, 1), 2048, "fused"),
                 sgemm_case(96), sgemm_case(384),
-                blur_case((128, 128), 2.0), blur_case((384, 384), 4.0),
+                # 128 and 192: one level of blocks, as the 256 x 256 check (a 384 x 384
+                # image takes two: its carry pass is a few hundred fragments)
+                blur_case((128, 128), 2.0), blur_case((192, 192), 3.0),
+                blur_case((384, 384), 4.0),
                 blur_case((128, 128), 2.0, "exact"), blur_case((384, 384), 4.0, "exact"),
+                # a 16 x 16 image each way: its draws cost next to nothing, so the call's
+                # host work is fitted apart from what the larger images' kernels cost
+                blur_case((16, 16), 2.0), blur_case((16, 16), 2.0, "exact"),
                 # iterations apart, so that the call's host work per pass is fitted beside its
                 # work per call (each SMO iteration's passes hand over to the rasterizer)
                 svm_case(128, 8, 20), svm_case(512, 8, 60),
@@ -471,8 +478,9 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     api, api_seen = call_costs(dev, speeds, cases, progress=progress, timed=timed)
     host.update(api)
     if dev.is_software:
-        sp["efficiency"] = whole_call_efficiencies(
-            dev, M.Speeds.from_dict(sp, prof["description"]), cases, timed, seen)
+        now = M.Speeds.from_dict(sp, prof["description"])
+        seen.update(residual_efficiencies(now, cases, timed, counted, seen))
+        sp["efficiency"] = whole_call_efficiencies(dev, now, cases, timed, seen)
     prof["call_samples_us"] = {k: [[round(q[0], 1), round(q[1], 2)]
                                     + ([round(q[2], 1)] if q[2] else []) for q in v]
                                 for k, v in api_seen.items()}
