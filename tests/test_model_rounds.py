@@ -290,9 +290,17 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
         got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
                                        [per_draw(1.0)], priced)
         assert set(got) == unpriced
-        assert len({pts[0][1] for pts in got.values()}) == 1      # one factor per call
+        factors = [pts[0][1] for pts in got.values()]
+        assert factors == pytest.approx([factors[0]] * len(factors), rel=1e-12)
         again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
         assert M.total(again) == pytest.approx(stated, rel=1e-9)
+    # two calls of the same passes: each kernel's shares over its modelled time in both, so
+    # the model gives the call the mean of the two stated times
+    walls = (1.5 * p0, 1.2 * p0)
+    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in walls],
+                                   [per_draw(1.0)] * 2, priced)
+    again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
+    assert M.total(again) == pytest.approx(sum(walls) / 2, rel=1e-9)
     # the per-draw timings bound the share: 2 ms beyond the modelled time in all
     modelled = sum(M.kernel_device(sp, n, k)[0] for s in snap.values()
                    for n, k in (s.get("kernels") or {}).items() if n in unpriced)

@@ -4,16 +4,17 @@ part of ``shadergpgpu calibrate``, :mod:`.calibrate_kernels`).
 A kernel keeps efficiency 1 when its draws are too short to time one by one (a finish around
 each draw costs more than the draw) and it is never the bulk of a calibration call. On a
 software renderer such kernels can still cost many times their declared work: the recursive
-blur's carry and interleave passes (8 textures read or selected per fragment on the CPU's
-SIMD lanes) took 9 times their modelled time in its 128 x 128 and 384 x 384 calibration
-calls alike, and the 256 x 256 check was under-predicted x1.00-1.45 over ten runs.
+blur's carry and interleave passes took about 9 times their modelled time in its 128 x 128
+and 384 x 384 calibration calls alike, and the 256 x 256 check was under-predicted
+x1.00-1.45 over ten runs.
 
 :func:`residual_efficiencies` prices them from the calls they run in, once the calls' costs
 are fitted: what a call's wall time leaves beyond the rest of the model is shared by its
 unpriced kernels, in proportion to their modelled time, but never more than their own per-draw
 timings say they took beyond that time (the rest of the residual is the host's or the other
 kernels' error, not theirs). A call whose residual is under :data:`RESIDUAL_SHARE` of its wall
-time gives no sample: there the residual is noise.
+time gives nothing: there the residual is noise. Each kernel gets one efficiency from all the
+calls it ran in: its shares over its modelled time.
 """
 from __future__ import annotations
 
@@ -38,13 +39,13 @@ def _per_draw_excess(counted, name: str) -> float:
 
 def residual_efficiencies(speeds: M.Speeds, cases: list, timed: list, counted: list,
                           priced) -> dict:
-    """{kernel: [[fragments per pass, efficiency], ...]} for the kernels of the calibration
-    calls that ``priced`` (the kernels with a measured efficiency) does not hold, from each
-    call's residual at ``speeds`` (the calls' costs fitted): the efficiency that gives those
-    kernels their modelled time plus a share of the residual, the share being the residual up
-    to what their per-draw timings took beyond their modelled time (module docstring); one
-    efficiency for all of a call's unpriced kernels. ``timed``: the cases' (wall, issue,
-    snapshot, ...) tuples; ``counted``: their per-draw timings
+    """{kernel: [[fragments per pass, efficiency]]} for the kernels of the calibration calls
+    that ``priced`` (the kernels with a measured efficiency) does not hold, from the calls'
+    residuals at ``speeds`` (the calls' costs fitted; module docstring): each call's share (its
+    residual, up to what its unpriced kernels' per-draw timings took beyond their modelled
+    time) split among those kernels by their modelled time; per kernel, 1 + its shares over its
+    modelled time in those calls (the fragments per pass of its largest). ``timed``: the
+    cases' (wall, issue, snapshot, ...) tuples; ``counted``: their per-draw timings
     (:func:`.calibrate_kernels.counted_round`). Kernels whose per-pass floor is their modelled
     time are left to it."""
     from .calibrate_kernels import _work_time
@@ -76,6 +77,11 @@ def residual_efficiencies(speeds: M.Speeds, cases: list, timed: list, counted: l
         share = min(residual, excess)
         if share <= 0:
             continue
-        for name, (_, frags) in unpriced.items():
-            out.setdefault(name, []).append([frags, 1.0 + share / modelled])
-    return out
+        for name, (m, frags) in unpriced.items():
+            # [modelled time, its share of the residual, fragments per pass]
+            out.setdefault(name, []).append([m, share * m / modelled, frags])
+    # one efficiency per kernel over all its calls: their shares over their modelled time
+    # (the largest calls weigh most; per call, a small call's share swung the recursive
+    # blur's carry factor between 2.5 and 7.4 from run to run)
+    return {name: [[max(pts)[2], 1.0 + sum(q[1] for q in pts) / sum(q[0] for q in pts)]]
+            for name, pts in out.items()}
