@@ -33,6 +33,10 @@ from .calibrate_residual import residual_efficiencies
 #: serializes it with its neighbours (the device overlaps short independent draws when nothing
 #: brackets them), so its time says more about the query.
 MIN_TIMED_PASS_S = 200e-6
+#: The same on a software renderer, whose timed draw also waits for its threads to wake: a
+#: fused backprop draw of 256 fragments read 2.1-3.0 times its work per draw where its 1,024
+#: fragments read 1.4-1.6, and the 2-256-1 check (256 fragments) missed x0.70 on it.
+MIN_TIMED_PASS_SOFTWARE_S = 300e-6
 
 
 #: A call whose passes the host needs at least this share of the device time to issue (by
@@ -178,6 +182,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
     dominant: dict[str, list] = {}
     floor_seen: dict[str, list] = {}
     latency: dict[str, list] = {}
+    shortest = MIN_TIMED_PASS_SOFTWARE_S if dev.is_software else MIN_TIMED_PASS_S
     if counted is None:
         tdev = Device(timing=True)
         try:
@@ -214,7 +219,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
                 # or the device's per-pass floor say nothing about the kernel's work
                 # and passes whose modelled work is under the timing's own cost are
                 # latency: an efficiency (a factor on the work) would not carry to a size
-                if work <= 0 or n == 0 or raw < n * max(3 * floor, MIN_TIMED_PASS_S) or \
+                if work <= 0 or n == 0 or raw < n * max(3 * floor, shortest) or \
                         gpu <= 2 * n * speeds.pass_gpu_us * 1e-6 or work < n * floor:
                     continue
                 frags = sum(f * m for f, m, *_ in k.get("draws", ()))
