@@ -25,6 +25,7 @@ import numpy as np
 from ...engine import calibration as C
 from ...engine import model as M
 from .calibrate_calls import call_cost_us, call_costs
+from .calibrate_cases import calibration_cases  # noqa: F401 - the cases live there
 from .calibrate_residual import residual_efficiencies
 
 
@@ -50,56 +51,6 @@ HOST_BOUND = 0.9
 #: mostly the error of the rest of the call's model (an elementwise 128^2 call, its draw a
 #: tenth of the call, read efficiencies of 0.04-0.08 and the 256^2 check missed x1.55-1.70).
 WALL_SHARE = 0.25
-
-
-def calibration_cases(software: bool) -> list:
-    """The configurations the kernels' efficiencies are measured on (held out from the
-    checks of :func:`.model_cases.default_cases`)."""
-    from .model_cases import (backprop_case, blur_case, elementwise_case, reduction_case,
-                              sammon_case, sgemm_case, svm_case)
-    if software:
-        return [backprop_case((2, 32, 1), 512, "paper", True),
-                backprop_case((2, 32, 1), 512, "paper", False),
-                backprop_case((2, 128, 1), 2048, "paper", True),
-                backprop_case((2, 128, 1), 512, "fused"),
-                backprop_case((4, 96, 3), 384, "fused"),
-                backprop_case((2, 512, 1), 2048, "fused"),
-                sgemm_case(96), sgemm_case(384),
-                # 128 and 192: one level of blocks, as the 256 x 256 check (a 384 x 384
-                # image takes two: its carry pass is a few hundred fragments)
-                blur_case((128, 128), 2.0), blur_case((192, 192), 3.0),
-                blur_case((384, 384), 4.0),
-                blur_case((128, 128), 2.0, "exact"), blur_case((384, 384), 4.0, "exact"),
-                # a 16 x 16 image each way: its draws cost next to nothing, so the call's
-                # host work is fitted apart from what the larger images' kernels cost
-                blur_case((16, 16), 2.0), blur_case((16, 16), 2.0, "exact"),
-                # iterations apart, so that the call's host work per pass is fitted beside its
-                # work per call (each SMO iteration's passes hand over to the rasterizer)
-                svm_case(128, 8, 20), svm_case(512, 8, 60),
-                sammon_case(128, 8, 4), sammon_case(512, 8, 3),
-                elementwise_case(128), elementwise_case(512),
-                reduction_case(128), reduction_case(512)]
-    return [backprop_case((2, 32, 1), 512, "paper", True),
-            backprop_case((2, 32, 1), 512, "paper", False),
-            backprop_case((2, 512, 1), 8192, "paper", True),
-            # the accumulating passes of a 1,024-unit layer (a 1 x 1,025 and a 1,024 x 3
-            # strip): at N = 8,192 the update's 4,096 of them are the bulk of the device time
-            backprop_case((2, 1024, 1), 8192, "paper", True),
-            backprop_case((2, 32, 1), 512, "fused"),
-            # a 512-unit layer over as many vectors as the 1,024-unit check: the gradient pass's
-            # efficiency follows its loop over the vectors as well as its fragments
-            backprop_case((2, 512, 1), 16384, "fused"),
-            backprop_case((2, 2048, 1), 32768, "fused"),
-            backprop_case((32, 128, 10), 2048, "fused"),
-            sgemm_case(2048), sgemm_case(6144),
-            blur_case((1024, 1024), 6.0), blur_case((4096, 4096), 12.0),
-            blur_case((1024, 1024), 2.0, "exact"), blur_case((4096, 4096), 4.0, "exact"),
-            svm_case(2048, 32, 100), svm_case(8192, 16, 50),
-            # the check's n bracketed closely: the call's host work grows with n; the
-            # update's passes at n = 3,072 are long enough to time one by one
-            sammon_case(1536, 16, 5), sammon_case(3072, 16, 4),
-            elementwise_case(2048), elementwise_case(8192),
-            reduction_case(2048), reduction_case(8192)]
 
 
 def _work_time(speeds: M.Speeds, name: str, k: dict) -> float:
