@@ -78,12 +78,12 @@ def _fake_calibration(monkeypatch, log):
             "write_gbs": 1.0, "host_us": {"prepared": v}}}
 
     # each round's stated call lengths (nothing is timed)
-    walls = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
+    stated = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
 
     def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
         kind = "cases" if cases == [CAL] else "checks"
         log.append(kind)
-        w = next(walls[kind])
+        w = next(stated[kind])
         return [(w, w / 2, {"round": w}, w / 4)]
 
     def counted_round(cases, tdev, timed, counted=None, calls=3):
@@ -150,9 +150,9 @@ def test_rounds_come_to_the_fastest_or_with_many_the_second_fastest():
     from shadergpgpu.frontends.reports.rounds import SECOND_FROM, rounds_estimate
     err = RuntimeError("refused")
 
-    def rounds(*walls):
+    def rounds(*stated):
         return [[(w, 2 * w, {"r": w}, 3 * w), (w + 1, w, {}), err if w == 9 else (1, 1, {})]
-                for w in walls]
+                for w in stated]
     got = rounds_estimate(rounds(3.0, 1.0, 2.0))
     assert got[0] == (1.0, 2.0, {"r": 3.0}, 3.0) and got[1] == (2.0, 1.0, {})
     assert got[2] == (1, 1, {})
@@ -238,7 +238,7 @@ def _gpu_speeds(**kw):
 
 def test_a_gpu_call_of_latency_bound_passes_prices_its_kernels_together(dev):
     """A call whose draws are all under the saturation size and which no kernel dominates
-    (a small fused backprop step): its measured device time, less the other device terms,
+    (a small fused backprop step): its device time, less the other device terms,
     over the kernels' predicted time is each kernel's factor, and the model then gives that
     call the device time it was handed (a stated multiple of the model's own; nothing is
     timed)."""
@@ -246,21 +246,22 @@ def test_a_gpu_call_of_latency_bound_passes_prices_its_kernels_together(dev):
     sp = _gpu_speeds()
     pred = M.predict(snap, sp)
     dev_pred = sum(q["device_s"] for q in pred.values())
-    measured = 0.6 * dev_pred                      # stated, not timed
-    got = CK._latency_sample(sp, (measured, measured, snap, measured))
+    stated = 0.6 * dev_pred                        # nothing is timed
+    got = CK._latency_sample(sp, (stated, stated, snap, stated))
     assert got and len({f for _, _, f in got}) == 1
     eff = {name: [[frags, factor]] for name, frags, factor in got}
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": eff}))
-    assert sum(q["device_s"] for q in again.values()) == pytest.approx(measured, rel=1e-9)
+    priced_again = sum(q["device_s"] for q in again.values())
+    assert priced_again == pytest.approx(stated, rel=1e-9)
     # not from larger draws, a host-paced call, nor a call that waits twice
     assert CK._latency_sample(_gpu_speeds(saturation_fragments=8.0),
-                              (measured, measured, snap, measured)) is None
+                              (stated, stated, snap, stated)) is None
     slow_host = _gpu_speeds(host_us={"prepared": 1e4, "draw": 1e4, "repeat": 1e4})
-    assert CK._latency_sample(slow_host, (measured, measured, snap, measured)) is None
+    assert CK._latency_sample(slow_host, (stated, stated, snap, stated)) is None
     waits = {k: dict(v) for k, v in snap.items()}
     waits.setdefault("default", {"passes": 0, "kernels": {}})
     waits["default"] = dict(waits["default"], events={"readback": 2})
-    assert CK._latency_sample(sp, (measured, measured, waits, measured)) is None
+    assert CK._latency_sample(sp, (stated, stated, waits, stated)) is None
 
 
 def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
@@ -279,9 +280,9 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
     priced = names - unpriced
     p0 = M.total(M.predict(snap, sp))
 
-    def per_draw(seconds_each):
-        # every unpriced kernel's draws stated at ``seconds_each`` beyond an empty pass of 0
-        return [{lb: {"kernels": {n: {"gpu_ms": seconds_each * 1e3, "passes": k["passes"]}
+    def per_draw(stated_each):
+        # every kernel's draws stated at ``stated_each`` seconds beyond an empty pass of 0
+        return [{lb: {"kernels": {n: {"gpu_ms": stated_each * 1e3, "passes": k["passes"]}
                                   for n, k in (s.get("kernels") or {}).items()}}
                  for lb, s in snap.items()}, 0.0]
 
@@ -296,21 +297,21 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
         assert M.total(again) == pytest.approx(stated, rel=1e-9)
     # two calls of the same passes: each kernel's shares over its modelled time in both, so
     # the model gives the call the mean of the two stated times
-    walls = (1.5 * p0, 1.2 * p0)
-    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in walls],
+    stated_two = (1.5 * p0, 1.2 * p0)
+    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
                                    [per_draw(1.0)] * 2, priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
-    assert M.total(again) == pytest.approx(sum(walls) / 2, rel=1e-9)
-    # the per-draw timings bound the share: 2 ms beyond the modelled time in all
+    assert M.total(again) == pytest.approx(sum(stated_two) / 2, rel=1e-9)
+    # the per-draw timings bound the share: stated 2 ms beyond the modelled time in all
+    stated_excess = 2e-3
     modelled = sum(M.kernel_device(sp, n, k)[0] for s in snap.values()
                    for n, k in (s.get("kernels") or {}).items() if n in unpriced)
     entries = sum(n in unpriced for s in snap.values() for n in (s.get("kernels") or {}))
-    each = (modelled + 2e-3) / entries
     stated = p0 + 0.5
     got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
-                                   [per_draw(each)], priced)
+                                   [per_draw((modelled + stated_excess) / entries)], priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
-    assert M.total(again) == pytest.approx(p0 + 2e-3, rel=1e-9)
+    assert M.total(again) == pytest.approx(p0 + stated_excess, rel=1e-9)
     # a residual under RESIDUAL_SHARE of the wall time, or none, prices nothing
     stated = p0 / (1 - 0.9 * CR.RESIDUAL_SHARE)
     assert CR.residual_efficiencies(sp, ["b"], [(stated, stated, snap)], [per_draw(1.0)],

@@ -1,13 +1,14 @@
 """The second half of ``shadergpgpu calibrate``: what the engine's probes cannot measure.
 
 * **Per-kernel efficiency.** Each algorithm runs its calibration configurations
-  (:func:`calibration_cases`: sizes that the model's checks in ``benchmarks/model.py`` do NOT
+  (:mod:`.calibrate_cases`: sizes that the model's checks in ``benchmarks/model.py`` do NOT
   use, so the model is judged on configurations it was not fitted to) on a device with
   ``timing=True``; for every kernel, the device time its draws took against the time its
   declared work takes at the calibrated rates (with the occupancy of its passes) is its
   efficiency: register pressure of the tiled products, the recursive filters' serial loops,
   integer work. Kernels whose passes are too short to tell (their device time within twice the
-  per-pass floor) keep 1.
+  per-pass floor) keep 1, except on a software renderer, where they take a share of their
+  calls' unexplained time (:mod:`.calibrate_residual`).
 * **The one-liners' call cost** and **each algorithm's call cost** (``api:<algorithm>``):
   :mod:`.calibrate_calls`.
 * **Rounds** (:func:`calibrate_and_time`): the engine's probes, the calibration cases and the
@@ -34,9 +35,9 @@ from .calibrate_residual import residual_efficiencies
 #: serializes it with its neighbours (the device overlaps short independent draws when nothing
 #: brackets them), so its time says more about the query.
 MIN_TIMED_PASS_S = 200e-6
-#: The same on a software renderer, whose timed draw also waits for its threads to wake: a
+#: The same on a software renderer, whose short timed draws read more than they cost: a
 #: fused backprop draw of 256 fragments read 2.1-3.0 times its work per draw where its 1,024
-#: fragments read 1.4-1.6, and the 2-256-1 check (256 fragments) missed x0.70 on it.
+#: fragments read 1.3-1.7, and the 2-256-1 check (256 fragments) missed x0.70 on it.
 MIN_TIMED_PASS_SOFTWARE_S = 300e-6
 
 
