@@ -146,9 +146,10 @@ def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
 
 
-def test_rounds_come_to_the_fastest_or_with_many_the_second_fastest():
-    from shadergpgpu.frontends.reports.rounds import SECOND_FROM, rounds_estimate
+def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():
+    from shadergpgpu.frontends.reports.rounds import rank, rounds_estimate
     err = RuntimeError("refused")
+    assert [rank(n) for n in (1, 2, 3, 4, 6, 7, 8, 10)] == [0, 0, 0, 1, 1, 2, 2, 3]
 
     def rounds(*stated):
         return [[(w, 2 * w, {"r": w}, 3 * w), (w + 1, w, {}), err if w == 9 else (1, 1, {})]
@@ -156,17 +157,24 @@ def test_rounds_come_to_the_fastest_or_with_many_the_second_fastest():
     got = rounds_estimate(rounds(3.0, 1.0, 2.0))
     assert got[0] == (1.0, 2.0, {"r": 3.0}, 3.0) and got[1] == (2.0, 1.0, {})
     assert got[2] == (1, 1, {})
-    many = rounds(*[4.0, 0.5, 3.0, 2.0, 5.0, 6.0][:SECOND_FROM])
     # one round in a fast spell the others never saw does not set the time alone
-    assert rounds_estimate(many)[0][:2] == (2.0, 4.0)
+    six = rounds(4.0, 0.5, 3.0, 2.0, 5.0, 6.0)
+    assert rounds_estimate(six)[0][:2] == (2.0, 4.0)
+    # nor do two of eight: the third fastest
+    eight = rounds(4.0, 0.5, 3.0, 2.0, 5.0, 6.0, 0.6, 7.0)
+    assert rounds_estimate(eight)[0] == (2.0, 4.0, {"r": 4.0}, 6.0)
     assert rounds_estimate(rounds(2.0, 9.0))[2] is err       # a refusal in any round
     assert rounds_estimate([]) == []
 
 
-def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeypatch):
+def test_per_draw_rounds_keep_each_kernels_reading_at_the_rounds_rank(monkeypatch):
+    from shadergpgpu.frontends.reports.rounds import rank
+    a_ms = [2.0, 1.5, 0.4, 3.0, 2.5, 0.5, 4.0, 1.0]       # two fast spells in eight rounds
     snaps = iter([{"p": {"kernels": {"a": {"gpu_ms": 2.0}, "b": {"gpu_ms": 1.0}}}},
-                  {"p": {"kernels": {"a": {"gpu_ms": 1.5}, "b": {"gpu_ms": 3.0}}}}])
-    floors = iter([0.2, 0.5, 0.1])     # ok, bad (then refused), ok
+                  {"p": {"kernels": {"a": {"gpu_ms": 1.5}, "b": {"gpu_ms": 3.0}}}}] +
+                 [{"p": {"kernels": {"a": {"gpu_ms": v}, "b": {"gpu_ms": 1.0}}}}
+                  for v in a_ms[2:]])
+    floors = iter([0.2, 0.5, 0.1, 0.3, 0.05, 0.4, 0.06, 0.5, 0.7])  # ok, bad, then ok
 
     def count_warm(case, tdev, rounds=3):
         if case == "bad":
@@ -179,9 +187,17 @@ def test_per_draw_rounds_keep_each_kernels_fastest_and_the_fastest_floor(monkeyp
     got = CK.counted_round(["ok", "bad", "skipped"], None, [(), (), err])
     assert isinstance(got[1], RuntimeError) and got[2] is err
     got = CK.counted_round(["ok", "bad", "skipped"], None, [(), (), err], got)
-    snap, floor = got[0]
+    snap, floor = got[0][:2]
+    # two rounds: each kernel's fastest and the fastest floor
     assert floor == 0.1
     assert snap["p"]["kernels"] == {"a": {"gpu_ms": 1.5}, "b": {"gpu_ms": 1.0}}
+    for _ in range(6):
+        got = CK.counted_round(["ok", "bad", "skipped"], None, [(), (), err], got)
+    snap, floor = got[0][:2]
+    # eight rounds: the reading at the rounds' rank (the third fastest), as whole calls
+    assert rank(8) == 2
+    assert snap["p"]["kernels"]["a"]["gpu_ms"] == sorted(a_ms)[2] == 1.0
+    assert floor == sorted([0.2, 0.1, 0.3, 0.05, 0.4, 0.06, 0.5, 0.7])[2] == 0.1
 
 
 def test_whole_call_efficiency_prices_its_calibration_call_at_its_wall_time(dev):
@@ -312,6 +328,13 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
                                    [per_draw((modelled + stated_excess) / entries)], priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
     assert M.total(again) == pytest.approx(p0 + stated_excess, rel=1e-9)
+    # a call that leaves no residual counts beside one that does: the kernels' factor
+    # over both is half the one call's, and the model gives the two calls their mean
+    stated_two = (1.5 * p0, p0)
+    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
+                                   [per_draw(1.0)] * 2, priced)
+    again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
+    assert M.total(again) == pytest.approx(1.25 * p0, rel=1e-9)
     # a residual under RESIDUAL_SHARE of the wall time, or none, prices nothing
     stated = p0 / (1 - 0.9 * CR.RESIDUAL_SHARE)
     assert CR.residual_efficiencies(sp, ["b"], [(stated, stated, snap)], [per_draw(1.0)],

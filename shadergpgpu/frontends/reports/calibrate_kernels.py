@@ -87,12 +87,15 @@ def _timed_floor(tdev) -> float:
 def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
                   calls: int = 3) -> list:
     """One round of per-draw timings of ``cases`` on ``tdev`` (a ``timing=True`` device):
-    per case [counter snapshot with each kernel's fastest device time, fastest timed empty
-    pass] (or the exception the case raised), going on from ``counted`` (a previous round's
-    result). The empty pass is timed beside each case: a software renderer's hand-off to its
+    per case [counter snapshot with each kernel's device time, timed empty pass, the rounds'
+    readings] (or the exception the case raised), going on from ``counted`` (a previous
+    round's result). Over the rounds each kernel's time and the empty pass are their readings
+    at :func:`.rounds.rank`, as the whole calls' are (the fastest of each round's ``calls``
+    calls). The empty pass is timed beside each case: a software renderer's hand-off to its
     threads (what a timed pass pays beyond its work) moves over seconds. Cases whose
     ``timed`` entry is an exception are not run."""
     from .model_cases import count_warm
+    from .rounds import rank
     out = [None] * len(cases) if counted is None else list(counted)
     for i, (case, t) in enumerate(zip(cases, timed)):
         if isinstance(out[i], Exception):
@@ -106,15 +109,18 @@ def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
             out[i] = e
             continue
         if out[i] is None:
-            out[i] = [snap, floor]
-            continue
-        best = out[i]
-        best[1] = min(best[1], floor)
+            out[i] = [snap, floor, {"floor": [], "ms": {}}]
+        best, _, seen = out[i]
+        seen["floor"].append(floor)
         for label, s in snap.items():
             for name, k in (s.get("kernels") or {}).items():
-                b = best[0].get(label, {}).get("kernels", {}).get(name)
-                if b is not None and k["gpu_ms"] < b["gpu_ms"]:
-                    b["gpu_ms"] = k["gpu_ms"]
+                b = best.get(label, {}).get("kernels", {}).get(name)
+                if b is None:
+                    continue
+                ms = seen["ms"].setdefault((label, name), [])
+                ms.append(k["gpu_ms"])
+                b["gpu_ms"] = sorted(ms)[rank(len(ms))]
+        out[i][1] = sorted(seen["floor"])[rank(len(seen["floor"]))]
     return out
 
 
@@ -147,7 +153,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
                 raise t
             if isinstance(c, Exception):
                 raise c
-            snap, floor = c
+            snap, floor = c[:2]
         except Exception as e:  # noqa: BLE001 - a case this device refuses: say so, go on
             if progress:
                 progress(f"{case.algo} {case.label}: skipped ({type(e).__name__}: {e})")
@@ -361,7 +367,7 @@ RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write
 #: between two states within a lease (a fused backprop step of 0.07 or 0.12 ms on an H100)
 #: and its host's speed moves too (one SVM calibration call took 19 or 32 ms in two runs of
 #: one lease). Each measurement is the fastest over rounds spread across the whole run.
-SOFTWARE_ROUNDS = 6
+SOFTWARE_ROUNDS = 8
 GPU_ROUNDS = 3
 
 

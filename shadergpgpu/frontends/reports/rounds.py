@@ -1,23 +1,34 @@
 """What a case's timed rounds come to (:func:`rounds_estimate`), for the calibration and the
-checks it is judged on alike (:func:`.calibrate_kernels.calibrate_and_time`)."""
+checks it is judged on alike (:func:`.calibrate_kernels.calibrate_and_time`), whole calls
+and per-draw timings alike (:func:`rank`)."""
 from __future__ import annotations
 
+#: Each measurement keeps the round at this share of its rounds, counted from the fastest
+#: (:func:`rank`): the fastest of up to three rounds, the second fastest of four to six, the
+#: third of seven to nine. On the 2-core development machine llvmpipe ran a whole round of
+#: calls about a quarter faster in one to three of ten rounds (a machine state lasting
+#: seconds: a sum 256^2 check read 0.58-0.62 ms in those rounds, 0.8-0.98 in the others), so
+#: the fastest or second fastest of six fell into that state on one side of the comparison
+#: and not the other. On ten recorded ten-round calibrations, fits on eight of their rounds
+#: held all twelve checks in 200 of 200 draws of rounds at this rank, against 188 of 200 for
+#: the second fastest of six.
+RANK_SHARE = 0.3
 
-#: From this many rounds on, :func:`rounds_estimate` keeps each case's second fastest round:
-#: on the 2-core development machine one llvmpipe round could fall into a fast spell that
-#: no other round saw (an SVM calibration call read 35.7 ms where every other run's
-#: fastest was 62-71 ms), and the fastest of one side's rounds then stood alone.
-SECOND_FROM = 5
+
+def rank(n: int) -> int:
+    """The index, from the fastest, of the round a measurement of ``n`` rounds keeps
+    (:data:`RANK_SHARE`)."""
+    return max(0, min(int(n * RANK_SHARE), n - 1))
 
 
 def rounds_estimate(history: list) -> list:
     """Per case over ``history`` (one :func:`.model_cases.timed_rounds` result per round):
-    the fastest wall, issue and device time of its rounds (the second fastest of each with
-    :data:`SECOND_FROM` rounds or more), with its first round's snapshot; the exception a
+    the wall, issue and device time of its rounds at :func:`rank` (the fastest of a few, a
+    faster one than the median of many), with its first round's snapshot; the exception a
     case raised in any round instead."""
     if not history:
         return []
-    k = 1 if len(history) >= SECOND_FROM else 0
+    k = rank(len(history))
     out = []
     for entries in zip(*history):
         err = next((e for e in entries if isinstance(e, Exception)), None)
