@@ -84,6 +84,6 @@ def residual_efficiencies(speeds: M.Speeds, cases: list, timed: list, counted: l
     # blur's carry factor between 2.5 and 7.4 from run to run), the calls that left nothing
     # included (counting only the calls that left a residual, a reduction's small passes
     # took the larger of its two calls' residuals about the call cost fitted between them,
-    # and a sum 256^2 check swung x0.69-1.23 over 200 fits)
+    # and a sum 256^2 check swung x0.69-1.23 over 100 fits on recorded calibrations)
     return {name: [[max(pts)[2], 1.0 + sum(q[1] for q in pts) / sum(q[0] for q in pts)]]
             for name, pts in out.items() if sum(q[1] for q in pts) > 0}
