@@ -44,7 +44,8 @@ def residual_efficiencies(speeds: M.Speeds, cases: list, timed: list, counted: l
     residuals at ``speeds`` (the calls' costs fitted; module docstring): each call's share (its
     residual, up to what its unpriced kernels' per-draw timings took beyond their modelled
     time) split among those kernels by their modelled time; per kernel, 1 + its shares over its
-    modelled time in those calls (the fragments per pass of its largest). ``timed``: the
+    modelled time in all the calls it ran in, those with no share included (the fragments
+    per pass of its largest). ``timed``: the
     cases' (wall, issue, snapshot, ...) tuples; ``counted``: their per-draw timings
     (:func:`.calibrate_kernels.counted_round`). Kernels whose per-pass floor is their modelled
     time are left to it."""
