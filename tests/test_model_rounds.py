@@ -65,6 +65,7 @@ class _Dev:
 
 
 CAL = type("Case", (), {"algo": "sgemm", "label": "96"})()
+CHECK = type("Case", (), {"algo": "sgemm", "label": "128"})()
 
 
 def _fake_calibration(monkeypatch, log):
@@ -81,10 +82,13 @@ def _fake_calibration(monkeypatch, log):
     stated = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
 
     def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
-        kind = "cases" if cases == [CAL] else "checks"
-        log.append(kind)
-        w = next(stated[kind])
-        return [(w, w / 2, {"round": w}, w / 4)]
+        out = []
+        for c in cases:
+            kind = "cases" if c is CAL else "checks"
+            log.append(kind)
+            w = next(stated[kind])
+            out.append((w, w / 2, {"round": w}, w / 4))
+        return out
 
     def counted_round(cases, tdev, timed, counted=None, calls=3):
         log.append("counted")
@@ -119,8 +123,8 @@ def _fake_calibration(monkeypatch, log):
 def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
-    prof, checks = CK.calibrate_and_time(_Dev(True), ["check"], save=False, rounds=3)
-    assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
+    prof, checks = CK.calibrate_and_time(_Dev(True), [CHECK], save=False, rounds=3)
+    assert log == ["engine", "cases", "checks", "counted"] * 3 + ["released"]
     # each side the fastest of its three rounds, with its first round's snapshot
     assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
     assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
@@ -134,16 +138,33 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
 def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
-    prof, checks = CK.calibrate_and_time(_Dev(False), ["check"], save=False)
+    prof, checks = CK.calibrate_and_time(_Dev(False), [CHECK], save=False)
     assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 3
     assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
-    assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
+    assert log == ["engine", "cases", "checks", "counted"] * 3 + ["released"]
     assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
     assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
     assert prof["speeds"]["pass_overhead_us"] == 3.0
     log.clear()
     assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
     assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
+
+
+def test_each_algorithms_checks_are_timed_right_after_its_calibration_cases():
+    from shadergpgpu.frontends.reports.rounds import beside, split_round
+
+    def case(algo):
+        return type("Case", (), {"algo": algo})()
+    cases = [case("a"), case("a"), case("b"), case("c"), case("a")]
+    checks = [case("b"), case("z"), case("a"), case("a")]
+    order = beside(cases, checks)
+    # a's cases (the late one too), a's checks; b's; c has none; z has no calibration: last
+    assert order == [(0, 0), (0, 1), (0, 4), (1, 2), (1, 3), (0, 2), (1, 0), (0, 3), (1, 1)]
+    assert sorted(order) == [(0, i) for i in range(5)] + [(1, i) for i in range(4)]
+    got = [f"{'ck' if s else 'cal'}{i}" for s, i in order]
+    assert split_round(order, got, (5, 4)) == ([f"cal{i}" for i in range(5)],
+                                               [f"ck{i}" for i in range(4)])
+    assert beside(cases, []) == [(0, 0), (0, 1), (0, 4), (0, 2), (0, 3)]
 
 
 def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():

@@ -392,7 +392,8 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                        progress=None, rounds: int | None = None) -> tuple[dict, list]:
     """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
     calibration and the timing of the cases it will be judged on, interleaved. Each round
-    runs the engine's probes, times every calibration case once and every check once; each
+    runs the engine's probes, times every calibration case once and every check once, each
+    algorithm's checks right after its calibration cases (:func:`.rounds.beside`); each
     keeps its reading at :func:`.rounds.rank` of the rounds (:func:`calibration_rounds`: the
     fastest of a GPU's three, the third fastest of a software renderer's eight; per-draw
     timings alike, :func:`counted_round`), so that both sides see the same spells
@@ -402,7 +403,7 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     on those times."""
     from ...engine.device import Device
     from .model_cases import timed_rounds
-    from .rounds import rounds_estimate
+    from .rounds import beside, rounds_estimate, split_round
     rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
@@ -421,11 +422,14 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                 prof = got
             else:
                 faster_host(prof["speeds"], got["speeds"])
-            history.append(timed_rounds(cases, dev, 1))
+            order = beside(cases, checks)
+            got = timed_rounds([(checks if s else cases)[i] for s, i in order], dev, 1)
+            mine, theirs = split_round(order, got, (len(cases), len(checks)))
+            history.append(mine)
+            if checks:
+                check_history.append(theirs)
             counted = counted_round(cases, tdev, history[-1], counted,
                                     calls=1 if rounds > 1 else 3)
-            if checks:
-                check_history.append(timed_rounds(checks, dev, 1))
             if progress:
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:

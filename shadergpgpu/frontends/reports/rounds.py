@@ -39,3 +39,28 @@ def rounds_estimate(history: list) -> list:
         cols = [sorted(e[j] for e in entries)[k] for j in range(len(entries[0])) if j != 2]
         out.append((cols[0], cols[1], entries[0][2], *cols[2:]))
     return out
+
+
+def beside(cases: list, checks: list) -> list:
+    """The order one round times ``cases`` (the calibration's) and ``checks`` in: each
+    algorithm's calibration cases, then at once its checks, algorithms in the order of their
+    first calibration case; checks of an algorithm without calibration cases last. A list of
+    (0, index into ``cases``) and (1, index into ``checks``). A machine state that lasts
+    seconds (a software renderer's fast spells) then meets a check and the cases that price
+    it together, not one side of the comparison alone."""
+    algos: dict = {}
+    for i, c in enumerate(cases):
+        algos.setdefault(c.algo, ([], []))[0].append((0, i))
+    rest = []
+    for i, c in enumerate(checks):
+        (algos[c.algo][1] if c.algo in algos else rest).append((1, i))
+    return [x for a, b in algos.values() for x in a + b] + rest
+
+
+def split_round(order: list, got: list, sizes: tuple) -> tuple:
+    """``got`` (one timed round in :func:`beside` order) back to (the cases' entries, the
+    checks' entries), each in its list's order."""
+    out = ([None] * sizes[0], [None] * sizes[1])
+    for (side, i), g in zip(order, got):
+        out[side][i] = g
+    return out
