@@ -49,6 +49,32 @@ def test_call_costs_are_weighed_by_each_calls_wall_time():
     assert _call_fit([[4.0, -50.0, 100.0]]) == (0.0, 0.0)
 
 
+def test_issue_time_residuals_are_fitted_by_their_repeated_median():
+    import statistics
+    # stated residuals on a line (120 us + 0.05 us per pass) but one call far above it
+    line = [[p, 120.0 + 0.05 * p, None] for p in (300.0, 1000.0, 4600.0)]
+    c0, c1 = _call_fit(line + [[5100.0, 5800.0, None]])
+    assert c1 == pytest.approx(0.05) and c0 == pytest.approx(120.0)
+    # least squares through the same four would take the far call's slope
+    p = np.array([q[0] for q in line] + [5100.0])
+    u = np.array([q[1] for q in line] + [5800.0])
+    assert np.polyfit(p, u, 1)[0] > 0.5
+    # no outlier: the repeated median of three points, checked by hand
+    pts = [[2.0, 70.0, None], [9.0, 380.0, None], [13.0, 620.0, None]]
+    s = {(0, 1): 310 / 7, (0, 2): 550 / 11, (1, 2): 60.0}
+    slope = statistics.median([statistics.median([s[(0, 1)], s[(0, 2)]]),
+                               statistics.median([s[(0, 1)], s[(1, 2)]]),
+                               statistics.median([s[(0, 2)], s[(1, 2)]])])
+    c0, c1 = _call_fit(pts)
+    assert c1 == pytest.approx(slope)
+    assert c0 == pytest.approx(max(statistics.median([u - slope * q for q, u, _ in pts]), 0))
+    # a falling line: the median per call
+    assert _call_fit([[2.0, 90.0, None], [9.0, 60.0, None], [13.0, 40.0, None]]) == (60.0, 0.0)
+    # with wall times (a software renderer) the weighted squares stay
+    walls = [[300.0, 135.0, 1e3], [1000.0, 170.0, 3e3], [4600.0, 350.0, 9e3]]
+    assert _call_fit(walls) != _call_fit([q[:2] + [None] for q in walls])
+
+
 def test_engine_calibrations_merge_to_the_fastest_reading_of_each():
     first = {"pass_overhead_us": 5.0, "alu_gflops": 40.0, "write_gbs": 9.0,
              "host_us": {"prepared": 4.0}}
