@@ -47,9 +47,9 @@ def main(argv=None) -> int:
                    help="skip the timing=True run (no per-phase GPU time for the diagnosis)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--rounds", type=int, default=None,
-                   help="rounds of the calibration, each timing every case once, the "
-                        "fastest kept per case (default: 6 on a software renderer, 3 on a "
-                        "GPU; with --no-calibrate 3 and 1)")
+                   help="rounds of the calibration, each timing every case once, each case "
+                        "keeping its reading at 30 %% of them from the fastest (default: 8 on "
+                        "a software renderer, 3 on a GPU; with --no-calibrate 3 and 1)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()
