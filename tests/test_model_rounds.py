@@ -49,7 +49,7 @@ def test_call_costs_are_weighed_by_each_calls_wall_time():
     assert _call_fit([[4.0, -50.0, 100.0]]) == (0.0, 0.0)
 
 
-def test_issue_time_residuals_are_fitted_by_their_repeated_median():
+def test_gpu_call_residuals_are_fitted_by_their_repeated_median():
     import statistics
     # stated residuals on a line (120 us + 0.05 us per pass) but one call far above it
     line = [[p, 120.0 + 0.05 * p, None] for p in (300.0, 1000.0, 4600.0)]
@@ -70,9 +70,12 @@ def test_issue_time_residuals_are_fitted_by_their_repeated_median():
     assert c0 == pytest.approx(max(statistics.median([u - slope * q for q, u, _ in pts]), 0))
     # a falling line: the median per call
     assert _call_fit([[2.0, 90.0, None], [9.0, 60.0, None], [13.0, 40.0, None]]) == (60.0, 0.0)
-    # with wall times (a software renderer) the weighted squares stay
-    walls = [[300.0, 135.0, 1e3], [1000.0, 170.0, 3e3], [4600.0, 350.0, 9e3]]
-    assert _call_fit(walls) != _call_fit([q[:2] + [None] for q in walls])
+    # with a scale per point (a software renderer) the weighted squares stay
+    scaled = [[300.0, 135.0, 1e3], [1000.0, 170.0, 3e3], [4600.0, 350.0, 9e3]]
+    w = 1.0 / np.sqrt([q[2] for q in scaled])
+    ref = np.linalg.lstsq(np.c_[np.ones(3), [q[0] for q in scaled]] * w[:, None],
+                          np.array([q[1] for q in scaled]) * w, rcond=None)[0]
+    assert _call_fit(scaled) == pytest.approx(tuple(ref), rel=1e-9)
 
 
 def test_engine_calibrations_merge_to_the_fastest_reading_of_each():
@@ -176,7 +179,7 @@ def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
 
 
-def test_each_algorithms_checks_are_timed_right_after_its_calibration_cases():
+def test_each_algorithms_checks_follow_its_calibration_cases():
     from shadergpgpu.frontends.reports.rounds import beside, split_round
 
     def case(algo):
