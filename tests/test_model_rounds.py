@@ -170,7 +170,7 @@ def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
     prof, checks = CK.calibrate_and_time(_Dev(False), [CHECK], save=False)
     assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 3
     assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
-    assert log == ["engine", "cases", "counted", "checks"] * 3 + ["released"]
+    assert log == ["engine", "cases", "checks", "counted"] * 3 + ["released"]
     assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
     assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
     assert prof["speeds"]["pass_overhead_us"] == 3.0

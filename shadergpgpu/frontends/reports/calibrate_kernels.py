@@ -392,9 +392,9 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                        progress=None, rounds: int | None = None) -> tuple[dict, list]:
     """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
     calibration and the timing of the cases it will be judged on, interleaved. Each round
-    runs the engine's probes, times every calibration case once and every check once (on a
-    software renderer each algorithm's checks right after its calibration cases,
-    :func:`.rounds.beside`; on a GPU the checks after the per-draw timings); each
+    runs the engine's probes, times every calibration case once and every check once (each
+    algorithm's checks right after its calibration cases, :func:`.rounds.beside`), then
+    the cases' per-draw timings; each
     keeps its reading at :func:`.rounds.rank` of the rounds (:func:`calibration_rounds`: the
     fastest of a GPU's three, the third fastest of a software renderer's eight; per-draw
     timings alike, :func:`counted_round`), so that both sides see the same spells
@@ -423,18 +423,15 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                 prof = got
             else:
                 faster_host(prof["speeds"], got["speeds"])
-            # a software renderer: each algorithm's checks beside its cases; a GPU: the
-            # checks after the per-draw timings, the order its runs held all 13 checks in
-            order = (beside(cases, checks) if dev.is_software
-                     else [(0, i) for i in range(len(cases))])
+            # each algorithm's checks beside its cases (rounds.beside)
+            order = beside(cases, checks)
             got = timed_rounds([(checks if s else cases)[i] for s, i in order], dev, 1)
             mine, theirs = split_round(order, got, (len(cases), len(checks)))
             history.append(mine)
+            if checks:
+                check_history.append(theirs)
             counted = counted_round(cases, tdev, history[-1], counted,
                                     calls=1 if rounds > 1 else 3)
-            if checks:
-                check_history.append(theirs if dev.is_software
-                                      else timed_rounds(checks, dev, 1))
             if progress:
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:
