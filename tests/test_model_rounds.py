@@ -98,7 +98,7 @@ CHECK = type("Case", (), {"algo": "sgemm", "label": "128"})()
 
 
 def _fake_calibration(monkeypatch, log):
-    readings = iter([5.0, 3.0, 4.0, 6.0])
+    readings = iter([5.0, 3.0, 4.0, 6.0, 7.0, 8.0])
 
     def calibrate(dev, quick=False, save=True):
         log.append("engine")
@@ -108,7 +108,8 @@ def _fake_calibration(monkeypatch, log):
             "write_gbs": 1.0, "host_us": {"prepared": v}}}
 
     # each round's stated call lengths (nothing is timed)
-    stated = {"cases": iter([3.0, 1.0, 2.0, 5.0]), "checks": iter([6.0, 4.0, 5.0, 7.0])}
+    stated = {"cases": iter([3.0, 1.0, 2.0, 5.0, 0.5, 4.0]),
+              "checks": iter([6.0, 4.0, 5.0, 7.0, 3.5])}
 
     def timed_rounds(cases, dev, rounds=1, repeat=5, device=True, best=None):
         out = []
@@ -119,7 +120,8 @@ def _fake_calibration(monkeypatch, log):
             out.append((w, w / 2, {"round": w}, w / 4))
         return out
 
-    def counted_round(cases, tdev, timed, counted=None, calls=3):
+    def counted_round(cases, tdev, timed, counted=None, calls=3, share=None):
+        log.append(("share", share))
         log.append("counted")
         return [(counted or [0])[0] + 1]          # counts its rounds
 
@@ -153,7 +155,7 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
     prof, checks = CK.calibrate_and_time(_Dev(True), [CHECK], save=False, rounds=3)
-    assert log == ["engine", "cases", "checks", "counted"] * 3 + ["released"]
+    assert log == ["engine", "cases", "checks", ("share", 0.3), "counted"] * 3 + ["released"]
     # each side the fastest of its three rounds, with its first round's snapshot
     assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
     assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
@@ -164,19 +166,21 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     assert prof["calibration_rounds"] == 3
 
 
-def test_gpu_calibration_runs_the_same_rounds_and_quick_runs_one(monkeypatch):
+def test_gpu_calibration_keeps_the_fastest_of_five_rounds_and_quick_runs_one(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
     prof, checks = CK.calibrate_and_time(_Dev(False), [CHECK], save=False)
-    assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 3
+    assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 5
     assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
-    assert log == ["engine", "cases", "checks", "counted"] * 3 + ["released"]
-    assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
-    assert fits["efficiencies"] == ([(1.0, 0.5, {"round": 3.0}, 0.25)], [3])
+    share = ("share", 0.0)       # the per-draw timings keep their fastest round too
+    assert log == ["engine", "cases", "checks", share, "counted"] * 5 + ["released"]
+    # the fastest of five stated rounds (the software rank would keep the second fastest)
+    assert checks == [(3.5, 1.75, {"round": 6.0}, 0.875)]
+    assert fits["efficiencies"] == ([(0.5, 0.25, {"round": 3.0}, 0.125)], [5])
     assert prof["speeds"]["pass_overhead_us"] == 3.0
     log.clear()
     assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
-    assert log == ["engine", "cases", "counted", "released"]     # quick: one round, no checks
+    assert log == ["engine", "cases", share, "counted", "released"]  # quick: one round, no checks
 
 
 def test_each_algorithms_checks_follow_its_calibration_cases():
@@ -194,12 +198,20 @@ def test_each_algorithms_checks_follow_its_calibration_cases():
     assert split_round(order, got, (5, 4)) == ([f"cal{i}" for i in range(5)],
                                                [f"ck{i}" for i in range(4)])
     assert beside(cases, []) == [(0, 0), (0, 1), (0, 4), (0, 2), (0, 3)]
+    # round r starts at the r-th algorithm (a, b, c in turn), each still beside its checks
+    assert beside(cases, checks, 1) == [(0, 2), (1, 0), (0, 3), (0, 0), (0, 1), (0, 4),
+                                        (1, 2), (1, 3), (1, 1)]
+    assert beside(cases, checks, 2)[:1] == [(0, 3)] and beside(cases, checks, 3) == order
+    assert beside([], checks, 1) == [(1, 0), (1, 1), (1, 2), (1, 3)]
 
 
 def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():
-    from shadergpgpu.frontends.reports.rounds import rank, rounds_estimate
+    from shadergpgpu.frontends.reports.rounds import rank, rank_share, rounds_estimate
     err = RuntimeError("refused")
     assert [rank(n) for n in (1, 2, 3, 4, 6, 7, 8, 10)] == [0, 0, 0, 1, 1, 2, 2, 3]
+    # a GPU keeps the fastest of any number of rounds
+    assert [rank(n, rank_share(_Dev(False))) for n in (1, 3, 5, 10)] == [0, 0, 0, 0]
+    assert rank_share(_Dev(True)) == rank_share(None) == 0.3
 
     def rounds(*stated):
         return [[(w, 2 * w, {"r": w}, 3 * w), (w + 1, w, {}), err if w == 9 else (1, 1, {})]
@@ -213,6 +225,7 @@ def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():
     # nor do two of eight: the third fastest
     eight = rounds(4.0, 0.5, 3.0, 2.0, 5.0, 6.0, 0.6, 7.0)
     assert rounds_estimate(eight)[0] == (2.0, 4.0, {"r": 4.0}, 6.0)
+    assert rounds_estimate(eight, 0.0)[0] == (0.5, 1.0, {"r": 4.0}, 1.5)   # a GPU's fastest
     assert rounds_estimate(rounds(2.0, 9.0))[2] is err       # a refusal in any round
     assert rounds_estimate([]) == []
 

@@ -85,7 +85,7 @@ def _timed_floor(tdev) -> float:
 
 
 def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
-                  calls: int = 3) -> list:
+                  calls: int = 3, share: float | None = None) -> list:
     """One round of per-draw timings of ``cases`` on ``tdev`` (a ``timing=True`` device):
     per case [counter snapshot with each kernel's device time, timed empty pass, the rounds'
     readings] (or the exception the case raised), going on from ``counted`` (a previous
@@ -93,9 +93,11 @@ def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
     at :func:`.rounds.rank`, as the whole calls' are (the fastest of each round's ``calls``
     calls). The empty pass is timed beside each case: a software renderer's hand-off to its
     threads (what a timed pass pays beyond its work) moves over seconds. Cases whose
-    ``timed`` entry is an exception are not run."""
+    ``timed`` entry is an exception are not run. ``share``: the rank's share of the rounds
+    (:func:`.rounds.rank`; by default ``tdev``'s)."""
     from .model_cases import count_warm
-    from .rounds import rank
+    from .rounds import rank, rank_share
+    share = rank_share(tdev) if share is None else share
     out = [None] * len(cases) if counted is None else list(counted)
     for i, (case, t) in enumerate(zip(cases, timed)):
         if isinstance(out[i], Exception):
@@ -119,8 +121,8 @@ def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
                     continue
                 ms = seen["ms"].setdefault((label, name), [])
                 ms.append(k["gpu_ms"])
-                b["gpu_ms"] = sorted(ms)[rank(len(ms))]
-        out[i][1] = sorted(seen["floor"])[rank(len(seen["floor"]))]
+                b["gpu_ms"] = sorted(ms)[rank(len(ms), share)]
+        out[i][1] = sorted(seen["floor"])[rank(len(seen["floor"]), share)]
     return out
 
 
@@ -369,9 +371,12 @@ RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write
 #: one lease). Each measurement is taken over rounds spread across the whole run, at
 #: :func:`.rounds.rank` of them: on a software renderer eight, the third fastest kept
 #: (fits on six of ten recorded rounds held all twelve llvmpipe checks in 186-188 of 200
-#: draws of rounds, on eight in 200 of 200).
+#: draws of rounds, on eight in 200 of 200); on a GPU five, the fastest kept. (With three,
+#: in two of eight H100 runs a calibration case's three rounds all fell in the slow state
+#: where its check's did not: a fused 2-32-1 step issued at 126-161 us, the 2-64-1 check at
+#: 81 us, and the check missed x0.64.)
 SOFTWARE_ROUNDS = 8
-GPU_ROUNDS = 3
+GPU_ROUNDS = 5
 
 
 def calibration_rounds(dev, quick: bool = False) -> int:
@@ -393,10 +398,10 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
     calibration and the timing of the cases it will be judged on, interleaved. Each round
     runs the engine's probes, times every calibration case once and every check once (each
-    algorithm's checks right after its calibration cases, :func:`.rounds.beside`), then
-    the cases' per-draw timings; each
+    algorithm's checks right after its calibration cases, :func:`.rounds.beside`, each round
+    starting at the next algorithm), then the cases' per-draw timings; each
     keeps its reading at :func:`.rounds.rank` of the rounds (:func:`calibration_rounds`: the
-    fastest of a GPU's three, the third fastest of a software renderer's eight; per-draw
+    fastest of a GPU's five, the third fastest of a software renderer's eight; per-draw
     timings alike, :func:`counted_round`), so that both sides see the same spells
     of a loaded machine or a GPU's state (a process's first seconds can also run its host
     paths at half speed: an H100 host's first calibration read 4.3 us a repeated pass where
@@ -404,7 +409,7 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     on those times."""
     from ...engine.device import Device
     from .model_cases import timed_rounds
-    from .rounds import beside, rounds_estimate, split_round
+    from .rounds import beside, rank_share, rounds_estimate, split_round
     rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
     cases = calibration_cases(dev.is_software)
     if quick:                       # the first configuration of each algorithm only
@@ -424,19 +429,20 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
             else:
                 faster_host(prof["speeds"], got["speeds"])
             # each algorithm's checks beside its cases (rounds.beside)
-            order = beside(cases, checks)
+            order = beside(cases, checks, r)
             got = timed_rounds([(checks if s else cases)[i] for s, i in order], dev, 1)
             mine, theirs = split_round(order, got, (len(cases), len(checks)))
             history.append(mine)
             if checks:
                 check_history.append(theirs)
             counted = counted_round(cases, tdev, history[-1], counted,
-                                    calls=1 if rounds > 1 else 3)
+                                    calls=1 if rounds > 1 else 3, share=rank_share(dev))
             if progress:
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:
         tdev.release()
-    timed, timed_checks = rounds_estimate(history), rounds_estimate(check_history)
+    timed = rounds_estimate(history, rank_share(dev))
+    timed_checks = rounds_estimate(check_history, rank_share(dev))
     sp = prof["speeds"]
     sp.pop("efficiency", None)
     speeds = M.Speeds.from_dict(sp, prof["description"])

@@ -14,22 +14,33 @@ from __future__ import annotations
 #: held all twelve checks in 200 of 200 draws of rounds at this rank, against 188 of 200 for
 #: the second fastest of six.
 RANK_SHARE = 0.3
+#: The same on a GPU: the fastest round. A GPU's calls have no faster spells than its floor;
+#: their slow state (a small call's host issue time up to twice its fastest, for a second or
+#: two) is what the rounds are there to step past, on both sides of the comparison.
+GPU_RANK_SHARE = 0.0
 
 
-def rank(n: int) -> int:
+def rank(n: int, share: float = RANK_SHARE) -> int:
     """The index, from the fastest, of the round a measurement of ``n`` rounds keeps
-    (:data:`RANK_SHARE`)."""
-    return max(0, min(int(n * RANK_SHARE), n - 1))
+    (``share`` of them: :data:`RANK_SHARE`, on a GPU :data:`GPU_RANK_SHARE`)."""
+    return max(0, min(int(n * share), n - 1))
 
 
-def rounds_estimate(history: list) -> list:
+def rank_share(dev) -> float:
+    """The share of its rounds a measurement on ``dev`` keeps (:func:`rank`):
+    :data:`RANK_SHARE` on a software renderer (or without a device), else
+    :data:`GPU_RANK_SHARE`."""
+    return RANK_SHARE if getattr(dev, "is_software", True) else GPU_RANK_SHARE
+
+
+def rounds_estimate(history: list, share: float = RANK_SHARE) -> list:
     """Per case over ``history`` (one :func:`.model_cases.timed_rounds` result per round):
     the wall, issue and device time of its rounds at :func:`rank` (the fastest of a few, a
     faster one than the median of many), with its first round's snapshot; the exception a
     case raised in any round instead."""
     if not history:
         return []
-    k = rank(len(history))
+    k = rank(len(history), share)
     out = []
     for entries in zip(*history):
         err = next((e for e in entries if isinstance(e, Exception)), None)
@@ -41,10 +52,12 @@ def rounds_estimate(history: list) -> list:
     return out
 
 
-def beside(cases: list, checks: list) -> list:
+def beside(cases: list, checks: list, start: int = 0) -> list:
     """The order one round times ``cases`` (the calibration's) and ``checks`` in: each
     algorithm's calibration cases, then at once its checks, algorithms in the order of their
-    first calibration case; checks of an algorithm without calibration cases last. A list of
+    first calibration case, from the ``start``-th on (round ``r`` starts at the ``r``-th:
+    no algorithm is always the one timed right after the engine's probes, or after the same
+    neighbour); checks of an algorithm without calibration cases last. A list of
     (0, index into ``cases``) and (1, index into ``checks``). A machine state that lasts
     seconds (a software renderer's fast spells) then meets a check and the cases that price
     it together, not one side of the comparison alone."""
@@ -54,7 +67,11 @@ def beside(cases: list, checks: list) -> list:
     rest = []
     for i, c in enumerate(checks):
         (algos[c.algo][1] if c.algo in algos else rest).append((1, i))
-    return [x for a, b in algos.values() for x in a + b] + rest
+    groups = list(algos.values())
+    if groups:
+        k = start % len(groups)
+        groups = groups[k:] + groups[:k]
+    return [x for a, b in groups for x in a + b] + rest
 
 
 def split_round(order: list, got: list, sizes: tuple) -> tuple:
