@@ -49,7 +49,8 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=None,
                    help="rounds of the calibration, each timing every case once, each case "
                         "keeping its reading at 30 %% of them from the fastest (default: 8 on "
-                        "a software renderer, 3 on a GPU; with --no-calibrate 3 and 1)")
+                        "a software renderer; 5 on a GPU, keeping the fastest; with "
+                        "--no-calibrate 3 and 1)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
     a = p.parse_args(argv)
     dev = sg.Device()
