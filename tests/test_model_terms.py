@@ -111,9 +111,29 @@ def test_detailed_prediction_on_a_software_renderer_sums_and_counts_tiles():
     q = M.predict(SNAP, sp)["p"]
     # 1000 fragments: one 64 x 64 tile, one thread of four: the work takes 4x; summed terms
     t = (1e6 / 1e11 + 2e4 / 1e10 + 1.6e5 / 5e10) * 4
-    assert q["device_s"] == pytest.approx(max(t, 20e-6) + 10e-6 + 6e-6)
+    # four switches, two of them right after the call's two waits (free: see below)
+    assert q["device_s"] == pytest.approx(max(t, 20e-6) + 10e-6 + 2 * 1.5e-6)
     assert M.total({"p": q}) == pytest.approx(q["host_s"] + q["device_s"] + q["transfer_s"] +
                                               q["api_s"])
+
+
+def test_a_software_renderers_switch_after_a_wait_hands_nothing_over():
+    """A wait hands the renderer's threads the scene drawn before it; the draw after it
+    counts as a switch but has no scene to hand over: one switch per wait is free on a
+    software renderer, none on a GPU (its switch is the host's binding work)."""
+    one = {"p": {"passes": 1, "fragments": 16, "switches": 1, "paths": {"draw": 1},
+                 "events": {"finish": 1}, "kernels": {}}}
+    soft, gpu = _speeds(overlap="sum", threads=4), _speeds()
+    assert M.predict(one, soft)["p"]["switch_s"] == 0.0
+    assert M.predict(one, gpu)["p"]["switch_s"] == pytest.approx(1.5e-6)
+    three = {"p": dict(one["p"], switches=3, events={"readback": 1})}
+    q = M.predict(three, soft)["p"]
+    assert q["switch_s"] == pytest.approx(2 * 1.5e-6)
+    # the total follows: the same call with its three switches all charged costs one more
+    charged = M.predict(three, _speeds(overlap="sum", threads=4,
+                                       host_us={**soft.host_us, "switch": 0.0}))["p"]
+    assert q["predicted_s"] - charged["predicted_s"] == pytest.approx(2 * 1.5e-6)
+    assert M.predict({"p": dict(one["p"], switches=0)}, soft)["p"]["switch_s"] == 0.0
 
 
 def test_efficiency_by_size_is_interpolated_in_log_fragments():
