@@ -166,7 +166,7 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     assert prof["calibration_rounds"] == 3
 
 
-def test_gpu_calibration_keeps_the_fastest_of_five_rounds_and_quick_runs_one(monkeypatch):
+def test_gpu_calibration_keeps_the_lowest_of_five_stated_rounds_and_quick_runs_one(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
     prof, checks = CK.calibrate_and_time(_Dev(False), [CHECK], save=False)

@@ -124,16 +124,19 @@ def test_a_software_renderers_switch_after_a_wait_hands_nothing_over():
     one = {"p": {"passes": 1, "fragments": 16, "switches": 1, "paths": {"draw": 1},
                  "events": {"finish": 1}, "kernels": {}}}
     soft, gpu = _speeds(overlap="sum", threads=4), _speeds()
-    assert M.predict(one, soft)["p"]["switch_s"] == 0.0
-    assert M.predict(one, gpu)["p"]["switch_s"] == pytest.approx(1.5e-6)
+    stated = soft.host_us["switch"] * 1e-6          # the stated price of one switch
+
+    def charged(snap, speeds):
+        """How many of the snapshot's switches the prediction prices."""
+        return round(M.predict(snap, speeds)["p"]["switch_s"] / stated, 9)
+    assert charged(one, soft) == 0 and charged(one, gpu) == 1
     three = {"p": dict(one["p"], switches=3, events={"readback": 1})}
-    q = M.predict(three, soft)["p"]
-    assert q["switch_s"] == pytest.approx(2 * 1.5e-6)
-    # the total follows: the same call with its three switches all charged costs one more
-    charged = M.predict(three, _speeds(overlap="sum", threads=4,
-                                       host_us={**soft.host_us, "switch": 0.0}))["p"]
-    assert q["predicted_s"] - charged["predicted_s"] == pytest.approx(2 * 1.5e-6)
-    assert M.predict({"p": dict(one["p"], switches=0)}, soft)["p"]["switch_s"] == 0.0
+    assert charged(three, soft) == 2 and charged(three, gpu) == 3
+    assert charged({"p": dict(one["p"], switches=0)}, soft) == 0
+    # the call's total carries the same count: against switches stated free, two more
+    free = _speeds(overlap="sum", threads=4, host_us={**soft.host_us, "switch": 0.0})
+    extra = M.total(M.predict(three, soft)) - M.total(M.predict(three, free))
+    assert round(extra / stated, 9) == 2
 
 
 def test_efficiency_by_size_is_interpolated_in_log_fragments():

@@ -372,9 +372,9 @@ RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write
 #: :func:`.rounds.rank` of them: on a software renderer eight, the third fastest kept
 #: (fits on six of ten recorded rounds held all twelve llvmpipe checks in 186-188 of 200
 #: draws of rounds, on eight in 200 of 200); on a GPU five, the fastest kept. (With three,
-#: in two of eight H100 runs a calibration case's three rounds all fell in the slow state
-#: where its check's did not: a fused 2-32-1 step issued at 126-161 us, the 2-64-1 check at
-#: 81 us, and the check missed x0.64.)
+#: two of eight H100 runs missed: in one a fused 2-32-1 calibration step issued at 126-161
+#: us in its three rounds, the 2-64-1 check at 81-106 us, and the check's 0.143 ms
+#: prediction stood against 0.092-0.117 ms measured.)
 SOFTWARE_ROUNDS = 8
 GPU_ROUNDS = 5
 

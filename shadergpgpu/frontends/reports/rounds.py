@@ -15,8 +15,8 @@ from __future__ import annotations
 #: the second fastest of six.
 RANK_SHARE = 0.3
 #: The same on a GPU: the fastest round. A GPU's calls have no faster spells than its floor;
-#: their slow state (a small call's host issue time up to twice its fastest, for a second or
-#: two) is what the rounds are there to step past, on both sides of the comparison.
+#: their slow state (a small call's host issue time up to twice its fastest, round by round)
+#: is what the rounds are there to step past, on both sides of the comparison.
 GPU_RANK_SHARE = 0.0
 
 
