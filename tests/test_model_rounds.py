@@ -70,6 +70,25 @@ def test_gpu_call_residuals_are_fitted_by_their_repeated_median():
     assert c0 == pytest.approx(max(statistics.median([u - slope * q for q, u, _ in pts]), 0))
     # a falling line: the median per call
     assert _call_fit([[2.0, 90.0, None], [9.0, 60.0, None], [13.0, 40.0, None]]) == (60.0, 0.0)
+    # three smaller calls on a steep line (one H100 run's paper-schedule residuals) and the
+    # call with the most passes far under it: no cost per pass, the median per call
+    steep = [[298.0, 394.0, None], [1066.0, 1352.0, None], [4618.0, 6136.0, None]]
+    assert _call_fit(steep + [[5130.0, -463.0, None]]) == (statistics.median(
+        [394.0, 1352.0, 6136.0, -463.0]), 0.0)
+    # the same calls with the largest on the line, or above half of what the slope adds
+    # there: the slope stays
+    def repeated_median(pts):
+        slope = statistics.median(statistics.median((u2 - u) / (p2 - p) for p2, u2, _ in pts
+                                                    if p2 != p) for p, u, _ in pts)
+        return max(statistics.median(u - slope * p for p, u, _ in pts), 0.0), slope
+    on_line = steep + [[5130.0, 6700.0, None]]
+    assert _call_fit(on_line) == pytest.approx(repeated_median(on_line))
+    assert _call_fit(on_line)[1] > 1.0
+    c0, c1 = _call_fit(steep + [[5130.0, 4000.0, None]])
+    assert c1 > 1.0 and 4000.0 > c0 + 0.5 * c1 * 5130.0
+    # and just under half: dropped
+    c0, c1 = _call_fit(steep + [[5130.0, 2000.0, None]])
+    assert c1 == 0.0 and c0 == statistics.median([394.0, 1352.0, 6136.0, 2000.0])
     # with a scale per point (a software renderer) the weighted squares stay
     scaled = [[300.0, 135.0, 1e3], [1000.0, 170.0, 3e3], [4600.0, 350.0, 9e3]]
     w = 1.0 / np.sqrt([q[2] for q in scaled])
