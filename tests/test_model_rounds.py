@@ -11,6 +11,7 @@ from shadergpgpu.engine import model as M
 from shadergpgpu.frontends.reports import calibrate_kernels as CK
 from shadergpgpu.frontends.reports.calibrate_calls import _call_fit
 from shadergpgpu.frontends.reports import model_cases as MC
+from shadergpgpu.frontends.reports import rounds as R
 
 
 def test_a_software_pass_lasts_as_long_as_its_busiest_thread():
@@ -97,14 +98,30 @@ def test_gpu_call_residuals_are_fitted_by_their_repeated_median():
     assert _call_fit(scaled) == pytest.approx(tuple(ref), rel=1e-9)
 
 
-def test_engine_calibrations_merge_to_the_fastest_reading_of_each():
+def test_engine_calibrations_keep_each_reading_at_the_rounds_rank():
     first = {"pass_overhead_us": 5.0, "alu_gflops": 40.0, "write_gbs": 9.0,
              "host_us": {"prepared": 4.0}}
     again = {"pass_overhead_us": 6.0, "alu_gflops": 50.0, "write_gbs": 8.0,
              "host_us": {"prepared": 3.0}}
-    got = CK.faster_host(first, again)
+    # a GPU's rank: the fastest reading of each (costs lowest, rates highest)
+    got = CK.ranked_engine([first, again], 0.0)
+    assert got is first
     assert got["alu_gflops"] == 50.0 and got["write_gbs"] == 9.0
     assert got["pass_overhead_us"] == 5.0 and got["host_us"] == {"prepared": 3.0}
+    # a software renderer's eight rounds: the third fastest; one round's fast wait (11 us
+    # where the others read 42-52) is not the one kept
+    waits = [47.0, 11.0, 52.0, 44.0, 49.0, 42.0, 51.0, 46.0]
+    rates = [30.0, 33.0, 31.0, 29.0, 36.0, 32.0, 28.0, 34.0]
+    rounds = [{"pass_overhead_us": w / 10, "alu_gflops": a, "host_us": {"finish": w}}
+              for w, a in zip(waits, rates)]
+    got = CK.ranked_engine(rounds, R.rank_share(_Dev(True)))
+    assert got["host_us"]["finish"] == 44.0 == sorted(waits)[2]
+    assert got["pass_overhead_us"] == 4.4
+    assert got["alu_gflops"] == 33.0 == sorted(rates, reverse=True)[2]
+    # a cost only some rounds measured: ranked among those
+    more = [{"pass_overhead_us": 1.0, "host_us": {"x": v}} for v in (3.0, 1.0, 2.0)]
+    more.append({"pass_overhead_us": 1.0, "host_us": {}})
+    assert CK.ranked_engine(more, 0.0)["host_us"]["x"] == 1.0
 
 
 class _Dev:

@@ -12,7 +12,8 @@
 * **The one-liners' call cost** and **each algorithm's call cost** (``api:<algorithm>``):
   :mod:`.calibrate_calls`.
 * **Rounds** (:func:`calibrate_and_time`): the engine's probes, the calibration cases and the
-  checks the model is judged on, interleaved; each measurement keeps its fastest.
+  checks the model is judged on, interleaved; each measurement keeps the reading at the
+  same rank of its rounds (:func:`.rounds.rank`; the engine's: :func:`ranked_engine`).
 
 All are written into the device's measured profile (``speeds.efficiency``,
 ``speeds.host_us``).
@@ -342,22 +343,33 @@ def _by_size(samples: list) -> list:
     return [[round(f, 1), round(float(statistics.median(es)), 4)] for f, _, es in out]
 
 
-def faster_host(speeds: dict, again: dict) -> dict:
-    """``speeds`` (a profile's speeds) with each host cost and the pass overhead the lower of
-    its own and ``again``'s (another engine calibration), each rate (ALU, fetches, writes,
-    transfers) the higher: the fastest reading of each, as the checks keep the fastest of
-    their rounds; returns ``speeds``."""
+def ranked_engine(readings: list, share: float) -> dict:
+    """The first of ``readings`` (the speeds of one engine calibration per round) with each
+    host cost and the pass overhead at :func:`.rounds.rank` of its rounds counted from the
+    lowest, each rate (ALU, fetches, writes, transfers) counted from the highest: the round
+    each reading keeps at the rank the cases and checks keep theirs (``share``; the fastest
+    on a GPU). On the 2-core development machine a software renderer's wait read about 11 us
+    in one of 32 runs' fastest rounds and 42-52 us in the others (a check's wait meets the
+    slower state: the elementwise 256^2 check measured 0.135-0.152 ms in all of them, and
+    the one run whose wait read 11 us predicted it at 0.108)."""
+    from .rounds import rank
+    speeds = readings[0]
     host = speeds["host_us"]
-    for k, v in again["host_us"].items():
-        host[k] = min(v, host.get(k, v))
-    speeds["pass_overhead_us"] = min(speeds["pass_overhead_us"], again["pass_overhead_us"])
+
+    def at(values, highest=False):
+        values = sorted(values, reverse=highest)
+        return values[rank(len(values), share)]
+    for k in {k for r in readings for k in r["host_us"]}:
+        host[k] = at([r["host_us"][k] for r in readings if k in r["host_us"]])
+    speeds["pass_overhead_us"] = at([r["pass_overhead_us"] for r in readings])
     for k in RATES:
-        if k in again:
-            speeds[k] = max(speeds.get(k, 0.0), again[k])
+        got = [r[k] for r in readings if k in r]
+        if got:
+            speeds[k] = at(got, highest=True)
     return speeds
 
 
-#: The engine calibration's rates that :func:`faster_host` keeps the highest of.
+#: The engine calibration's rates that :func:`ranked_engine` counts from the highest.
 RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write_gbs",
          "upload_gbs", "readback_gbs")
 
@@ -420,14 +432,13 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     checks = list(checks)
     prof = counted = None
     history, check_history = [], []          # each round's times of the cases, the checks
+    engine = []                              # each round's engine calibration
     tdev = Device(timing=True)          # the per-draw timings, in the rounds too
     try:
         for r in range(rounds):
             got = C.calibrate(dev, quick=quick, save=False)
-            if prof is None:
-                prof = got
-            else:
-                faster_host(prof["speeds"], got["speeds"])
+            prof = prof or got
+            engine.append(got["speeds"])
             # each algorithm's checks beside its cases (rounds.beside)
             order = beside(cases, checks, r)
             got = timed_rounds([(checks if s else cases)[i] for s, i in order], dev, 1)
@@ -441,6 +452,7 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
                 progress(f"calibration round {r + 1} of {rounds}")
     finally:
         tdev.release()
+    ranked_engine(engine, rank_share(dev))
     timed = rounds_estimate(history, rank_share(dev))
     timed_checks = rounds_estimate(check_history, rank_share(dev))
     sp = prof["speeds"]
