@@ -2,6 +2,7 @@
 target switches, host events, per-kernel draws and device time), the prediction's arithmetic
 with hand-made speeds, the efficiency by size, the calibration's second half and the held-out
 rule, and the software renderer's heap settings."""
+import dataclasses
 import math
 
 import numpy as np
@@ -127,16 +128,15 @@ def test_a_software_renderers_switch_after_a_wait_hands_nothing_over():
     stated = soft.host_us["switch"] * 1e-6          # the stated price of one switch
 
     def charged(snap, speeds):
-        """How many of the snapshot's switches the prediction prices."""
-        return round(M.predict(snap, speeds)["p"]["switch_s"] / stated, 9)
+        """How many of the snapshot's switches the prediction prices: its total against the
+        same speeds with switches stated free, in stated switch prices."""
+        free = dataclasses.replace(speeds, host_us={**speeds.host_us, "switch": 0.0})
+        extra = M.total(M.predict(snap, speeds)) - M.total(M.predict(snap, free))
+        return round(extra / stated)
     assert charged(one, soft) == 0 and charged(one, gpu) == 1
     three = {"p": dict(one["p"], switches=3, events={"readback": 1})}
     assert charged(three, soft) == 2 and charged(three, gpu) == 3
     assert charged({"p": dict(one["p"], switches=0)}, soft) == 0
-    # the call's total carries the same count: against switches stated free, two more
-    free = _speeds(overlap="sum", threads=4, host_us={**soft.host_us, "switch": 0.0})
-    extra = M.total(M.predict(three, soft)) - M.total(M.predict(three, free))
-    assert round(extra / stated, 9) == 2
 
 
 def test_efficiency_by_size_is_interpolated_in_log_fragments():
