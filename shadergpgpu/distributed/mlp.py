@@ -35,46 +35,34 @@ def _mlp_step(dev, net, weights, want_loss: bool, want_passes: bool):
     return [n - np.asarray(w, np.float64) for n, w in zip(new, weights)], loss, passes
 
 
-def fit_mlp(est, X, T, client=None, n_shards=None):
-    """Data-parallel full-batch training of ``est`` (an ``MLP`` / ``MLPClassifier``) on X
-    (N, MI) and targets T (N, MO) in [0, 1]: the training vectors are split in row shards over
-    the workers (each shard's BackpropNet stays on its worker's device), every step broadcasts
-    the weights, each shard takes one step from them on its device and returns its weight
-    change, and the client sums the changes (the gradient of the summed error is the sum of
-    the shards' gradients). Sets the fitted attributes as ``fit`` does; the ``callback``
-    receives ``None`` for the network (there is no single device net)."""
-    from ..algorithms import backprop as bp
-    hidden = est._check_params()
+def fit_mlp(params, X, T, client=None, n_shards=None):
+    """Data-parallel full-batch training of the paper's network on X (N, MI) and targets T
+    (N, MO) in [0, 1]: the training vectors are split in row shards over the workers (each
+    shard's BackpropNet stays on its worker's device), every step broadcasts the weights,
+    each shard takes one step from them on its device and returns its weight change, and the
+    client sums the changes (the gradient of the summed error is the sum of the shards'
+    gradients).
+
+    params : dict of ``sizes`` (layer widths), ``weights`` (the starting (L_m + 1, L_{m+1})
+        matrices, threshold row 0), ``lr``, ``steps`` and ``packed``.
+    Returns (weights, loss per step, passes of the first step, shards)."""
+    import functools
     X = np.asarray(X, dtype=np.float64)
     T = np.asarray(T, dtype=np.float64)
-    sizes = [X.shape[1], *hidden, T.shape[1]]
     # the weights as the devices hold them (float32), updated in float64 and rounded once per
     # step: one shard reproduces the single-device run exactly
-    W = [np.asarray(w, np.float32) for w in bp.init_weights(sizes, est.seed)]
-    params = {"sizes": sizes, "lr": float(est.lr), "schedule": est.schedule,
-              "packed": bool(est.packed)}
-    import functools
-    loss_curve, loss_steps, passes = [], [], {}
-    steps, every = int(est.steps), int(est.loss_every)
-    done = 0
-    with Shards(client, {"X": X, "T": T}, functools.partial(_mlp_setup, params),
+    W = [np.asarray(w, np.float32) for w in params["weights"]]
+    setup = {"sizes": list(params["sizes"]), "lr": float(params["lr"]), "schedule": "paper",
+             "packed": bool(params["packed"])}
+    loss_curve, passes = [], {}
+    with Shards(client, {"X": X, "T": T}, functools.partial(_mlp_setup, setup),
                 n_shards=n_shards) as sh:
-        for s in range(steps):
-            want_loss = bool((every and s % every == 0) or s == steps - 1)
-            out = sh.map(_mlp_step, W, want_loss, s == 0)
+        for s in range(int(params["steps"])):
+            out = sh.map(_mlp_step, W, True, s == 0)
             W = [(np.asarray(w, np.float64) + sum(o[0][m] for o in out)).astype(np.float32)
                  for m, w in enumerate(W)]
-            done = s + 1
             if s == 0:
                 passes = out[0][2] or {}
-            if want_loss:
-                loss = float(sum(o[1] for o in out))
-                loss_curve.append(loss)
-                loss_steps.append(s)
-                if est.callback is not None and est.callback(s, loss, None) is False:
-                    break
+            loss_curve.append(float(sum(o[1] for o in out)))
         n_shards = sh.n_shards
-    weights = [w.astype(np.float64) for w in W]
-    est._set_fitted(weights, sizes, loss_curve, loss_steps, done, passes)
-    est.n_shards_ = n_shards
-    return est
+    return [w.astype(np.float64) for w in W], loss_curve, passes, n_shards

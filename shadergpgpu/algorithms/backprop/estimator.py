@@ -1,247 +1,496 @@
-"""The scikit-learn estimators: :class:`MLP` (regressor) and :class:`MLPClassifier`.
+"""The scikit-learn estimators :class:`MLPClassifier` and :class:`MLPRegressor` (alias
+:class:`MLP`), trained on the device.
 
-Training runs a :class:`BackpropNet` on one device; with a Dask ``client`` the estimators ask
-the runner registry (:mod:`shadergpgpu.engine.runners`) for the data-parallel driver, so this
-layer never imports the distributed one.
+They are scikit-learn's own ``MLPClassifier`` / ``MLPRegressor`` with the training and the
+forward pass moved to render passes: the parameters (names, defaults, constraints), the input
+checks, the label encoding, the weight initialisation, the solvers' schedules, the stopping
+rule, the warnings and the fitted attributes are scikit-learn's, so code written for
+``sklearn.neural_network`` runs by changing the import. Two schedules (``schedule=``):
+
+* ``"fused"`` (default): scikit-learn's stochastic training, every batch on the device
+  (:mod:`.minibatch`): softmax / logistic outputs with log-loss for classifiers, identity
+  outputs with squared error for regressors, mini-batches gathered from the resident data,
+  SGD (with momentum or Nesterov's) and Adam with their state in textures. The host reads the
+  epoch's loss (and, with early stopping, the validation score) once per epoch.
+* ``"paper"``: the network of Takizawa et al. (2009) with its pass structure
+  (:class:`~.network.BackpropNet`): logistic units everywhere, full-batch gradient descent on
+  the summed squared error ``E = 1/2 sum |y - t|^2`` with rate ``learning_rate_init`` (eta),
+  ``max_iter`` steps; with a Dask ``client`` the steps run data-parallel over its workers.
 """
 from __future__ import annotations
 
+import time
+import warnings
+
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from scipy import sparse
+from sklearn.base import is_classifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.neural_network import MLPClassifier as _SkClassifier
+from sklearn.neural_network import MLPRegressor as _SkRegressor
+from sklearn.neural_network._stochastic_optimizers import AdamOptimizer, SGDOptimizer
+from sklearn.utils import gen_batches, shuffle
+from sklearn.utils._param_validation import StrOptions
+from sklearn.utils.validation import check_random_state, validate_data
 
 from ...engine import runners
 from ...engine import validation as val
-from .adapt import limits
-from .checks import check_net_fits
-from .network import BackpropNet, device_forward
-from .plans import SCHEDULES
+from . import minibatch as mb
+from .network import BackpropNet
+
+SCHEDULES = ("fused", "paper")
+_EXTRA_CONSTRAINTS = {"schedule": [StrOptions(set(SCHEDULES))], "packed": ["boolean"],
+                      "device": "no_validation"}
+_PAPER_NEEDS = {"solver": "sgd", "activation": "logistic", "momentum": 0.0, "alpha": 0.0,
+                "learning_rate": "constant", "early_stopping": False}
 
 
-class _BaseMLP(BaseEstimator):
-    """Shared by :class:`MLP` and :class:`MLPClassifier` (parameters, training loop)."""
+class _DeviceMLP:
+    """What the two estimators share: the device training and forward pass."""
 
-    def __init__(self, hidden=(4,), schedule="paper", packed=True, lr=0.5, steps=1000, seed=0,
-                 loss_every=10, device=None, callback=None):
-        self.hidden = hidden
-        self.schedule = schedule
-        self.packed = packed
-        self.lr = lr
-        self.steps = steps
-        self.seed = seed
-        self.loss_every = loss_every
-        self.device = device
-        self.callback = callback
+    # ---- fit -------------------------------------------------------------------------------
+    def _device_fit(self, super_fit, X, y, sample_weight, client):
+        if client is not None or self.schedule == "paper":
+            self._validate_params()
+            if sample_weight is not None:
+                raise ValueError("sample_weight: the paper schedule trains unweighted")
+            return self._fit_paper(X, y, client)
+        if self.solver == "lbfgs":
+            self._validate_params()
+            raise ValueError("solver='lbfgs' is not available on the device: use "
+                             "solver='adam' (the default) or solver='sgd'")
+        return super_fit(X, y, sample_weight=sample_weight)
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.non_deterministic = False
-        return tags
-
-    def _hidden(self):
-        h = self.hidden
-        if isinstance(h, (int, np.integer)) and not isinstance(h, (bool, np.bool_)):
-            h = (h,)
-        try:
-            h = tuple(h)
-        except TypeError:
-            raise TypeError(f"hidden must be a tuple of layer widths, got {h!r}") from None
-        return tuple(val.integer(w, "hidden", lo=1) for w in h)
-
-    def _check_params(self):
-        hidden = self._hidden()
-        val.choice(self.schedule, "schedule", SCHEDULES)
-        val.real(self.lr, "lr", lo=0.0, closed="neither")
-        val.integer(self.steps, "steps", lo=0)
-        val.integer(self.loss_every, "loss_every", lo=0)
-        if self.callback is not None and not callable(self.callback):
-            raise TypeError(f"callback must be callable, got {self.callback!r}")
-        return hidden
-
-    def _check_sizes(self, n_samples, n_features, n_outputs, dev=None, client=None,
-                     outputs="outputs"):
-        """Refuse, from the shapes alone, a network whose device arrays would not fit (before
-        any weight, target or texture is made); the error names hidden[i], X or y. With a
-        Dask ``client`` the weights are checked against the workers' smallest texture limit
-        (each worker's net checks its shard of the training vectors itself)."""
-        hidden = self._check_params()
-        sizes = [int(n_features), *hidden, int(n_outputs)]
-        names = {0: f"X (its {n_features} features)", -1: f"X (its {n_samples} samples)",
-                 len(sizes) - 1: f"y (its {n_outputs} {outputs})"}
-        names.update({m + 1: f"hidden[{m}] = {w}" for m, w in enumerate(hidden)})
-        if client is not None:
-            mx = min(int(i["max_texture_size"]) for i in runners.get("device_info")(client))
-            lim = limits(max_texture_size=mx)
-            names[-1] = f"X (its {n_samples} samples, split over the workers)"
-            n_samples = 1
+    def _fit_stochastic(self, X, y, sample_weight, activations, deltas, coef_grads,
+                        intercept_grads, layer_units, incremental):
+        """scikit-learn's stochastic training loop, each batch in render passes."""
+        if sample_weight is not None:
+            raise ValueError("sample_weight: the device trainer trains unweighted; fit "
+                             "without it or use sklearn.neural_network")
+        if sparse.issparse(X):
+            X = X.toarray()
+        params = self.coefs_ + self.intercepts_
+        if not incremental or not hasattr(self, "_optimizer"):
+            if self.solver == "sgd":
+                self._optimizer = SGDOptimizer(params, self.learning_rate_init,
+                                               self.learning_rate, self.momentum,
+                                               self.nesterovs_momentum, self.power_t)
+            else:
+                self._optimizer = AdamOptimizer(params, self.learning_rate_init, self.beta_1,
+                                                self.beta_2, self.epsilon)
+        if self.early_stopping and incremental:
+            raise ValueError("partial_fit does not support early_stopping=True")
+        early_stopping = self.early_stopping
+        X_val = Y_val = None
+        if early_stopping:
+            stratify = y if is_classifier(self) and self.n_outputs_ == 1 else None
+            X, X_val, y, Y_val = train_test_split(X, y, random_state=self._random_state,
+                                                  test_size=self.validation_fraction,
+                                                  stratify=stratify)
+            if X_val.shape[0] < 2:
+                raise ValueError("The validation set is too small. Increase "
+                                 "'validation_fraction' or the size of your dataset.")
+        n_samples = X.shape[0]
+        if self.batch_size == "auto":
+            batch_size = min(200, n_samples)
         else:
-            lim = limits(device=dev if dev is not None else val.pick_device(self.device, []))
-        check_net_fits(lim, sizes, int(n_samples), bool(self.packed), self.schedule, names)
-
-    def _train(self, X, T, client=None):
-        """Train on X (N, MI) and targets T (N, MO) in [0, 1]; sets the fitted attributes.
-        With a Dask ``client``: data-parallel over its workers (shadergpgpu.distributed)."""
-        if client is not None:
-            self._check_sizes(X.shape[0], X.shape[1], T.shape[1], client=client)
-            return runners.get("fit_mlp")(self, X, T, client)
-        hidden = self._check_params()
-        sizes = [X.shape[1], *hidden, T.shape[1]]
+            if self.batch_size > n_samples:
+                warnings.warn("Got `batch_size` less than 1 or larger than sample size. It is "
+                              "going to be clipped")
+            batch_size = int(np.clip(self.batch_size, 1, n_samples))
         dev = val.pick_device(self.device, [])
-        self._check_sizes(X.shape[0], X.shape[1], T.shape[1], dev=dev)
-        loss_curve, loss_steps = [], []
-        passes = {}
-        steps, every = int(self.steps), int(self.loss_every)
-        with BackpropNet(dev, sizes, X, T, lr=self.lr, schedule=self.schedule,
-                         packed=self.packed, seed=self.seed) as net:
-            before = dict(dev.counter.passes)
-            done = 0
-            for s in range(steps):
-                net.step()
-                done = s + 1
-                if s == 0:
-                    passes = {k: v - before.get(k, 0) for k, v in dev.counter.passes.items()
-                              if v != before.get(k, 0)}
-                if (every and s % every == 0) or s == steps - 1:
-                    loss = net.loss()
-                    loss_curve.append(loss)
-                    loss_steps.append(s)
-                    if self.callback is not None and self.callback(s, loss, net) is False:
+        names = {"X": f"X (its {n_samples} samples, {layer_units[0]} features)",
+                 "y": f"y (its {layer_units[-1]} outputs)", "batch": f"batch_size={batch_size}"}
+        names.update({f"layer{m}": f"hidden_layer_sizes[{m - 1}] = {layer_units[m]}"
+                      for m in range(1, len(layer_units) - 1)})
+        names[f"layer{len(layer_units) - 1}"] = names["y"]
+        names["layer0"] = names["X"]
+        mb.check_fits(dev, layer_units, n_samples, batch_size, names)
+        opt = self._optimizer
+        K = len(self.coefs_)
+        weights = [mb.pack_layer(c, b) for c, b in zip(self.coefs_, self.intercepts_)]
+        if self.solver == "adam":
+            st = [opt.ms, opt.vs]
+        else:
+            st = [opt.velocities]
+        state = [[mb.pack_layer(s[m], s[K + m]) for m in range(K)] for s in st]
+        hyper = dict(alpha=self.alpha, momentum=self.momentum,
+                     nesterovs_momentum=self.nesterovs_momentum, beta_1=self.beta_1,
+                     beta_2=self.beta_2, epsilon=self.epsilon)
+        sample_idx = np.arange(n_samples, dtype=int)
+        with mb.MinibatchTrainer(dev, layer_units, self.activation, self.out_activation_,
+                                 self.solver, hyper, X, y.reshape(n_samples, -1), batch_size,
+                                 weights, state) as tr:
+            if early_stopping:
+                Xv = tr._keep(dev.array(np.asarray(X_val, np.float32)))
+                Yv = tr._keep(dev.array(np.asarray(Y_val, np.float32).reshape(len(X_val), -1)))
+                best = tr.snapshot_arrays()
+                tr.snapshot(best)
+                self._val_sst = self._val_total_squares(Y_val)
+            tr.set_order(sample_idx)
+            started = time.perf_counter()
+            try:
+                self.n_iter_ = 0
+                for _ in range(self.max_iter):
+                    if self.shuffle:
+                        sample_idx = shuffle(sample_idx, random_state=self._random_state)
+                        tr.set_order(sample_idx)
+                    for bs in gen_batches(n_samples, batch_size):
+                        tr.step(bs.start, bs.stop - bs.start, self._step_rate(opt),
+                                bs.start == 0)
+                    self.n_iter_ += 1
+                    data, sq = tr.epoch_sums()
+                    self.loss_ = (data + 0.5 * self.alpha * sq) / n_samples
+                    self.t_ += n_samples
+                    self.loss_curve_.append(self.loss_)
+                    if self.verbose:
+                        print("Iteration %d, loss = %.8f" % (self.n_iter_, self.loss_))
+                    if early_stopping:
+                        score = self._device_score(tr, Xv, Yv)
+                        if self._track_validation(score):
+                            tr.snapshot(best)
+                    else:
+                        self._track_loss()
+                    opt.iteration_ends(self.t_)
+                    if self._no_improvement_count > self.n_iter_no_change:
+                        if early_stopping:
+                            msg = ("Validation score did not improve more than tol=%f for %d "
+                                   "consecutive epochs." % (self.tol, self.n_iter_no_change))
+                        else:
+                            msg = ("Training loss did not improve more than tol=%f for %d "
+                                   "consecutive epochs." % (self.tol, self.n_iter_no_change))
+                        if opt.trigger_stopping(msg, self.verbose):
+                            break
+                        self._no_improvement_count = 0
+                    if incremental:
                         break
-            weights = net.weights()
-        return self._set_fitted(weights, sizes, loss_curve, loss_steps, done, passes)
+                    if self.n_iter_ == self.max_iter:
+                        warnings.warn("Stochastic Optimizer: Maximum iterations (%d) reached "
+                                      "and the optimization hasn't converged yet."
+                                      % self.max_iter, ConvergenceWarning)
+            except KeyboardInterrupt:
+                warnings.warn("Training interrupted by user.")
+            self.fit_time_ = time.perf_counter() - started
+            layers = ([b.get().astype(np.float64) for b in best] if early_stopping
+                      else tr.weights())
+            solver_state = tr.solver_state()
+        self.coefs_, self.intercepts_ = self._unpack(layers, layer_units)
+        self._best_coefs = [c.copy() for c in self.coefs_]
+        self._best_intercepts = [b.copy() for b in self.intercepts_]
+        # the solver's state back in scikit-learn's optimizer (partial_fit continues from it)
+        for s, packed in zip(st, solver_state):
+            cs, bs_ = self._unpack(packed, layer_units)
+            s[:] = cs + bs_
+        opt.params = self.coefs_ + self.intercepts_
 
-    def _set_fitted(self, weights, sizes, loss_curve, loss_steps, done, passes):
-        """The fitted attributes (one device or several: ``distributed``)."""
-        self.weights_ = weights
-        self.sizes_ = sizes
-        self.n_outputs_ = sizes[-1]
-        self.coefs_ = [w[1:] for w in weights]
-        self.intercepts_ = [w[0] for w in weights]
-        self.loss_curve_ = loss_curve
-        self.loss_steps_ = loss_steps
-        self.loss_ = loss_curve[-1] if loss_curve else float("nan")
-        self.n_iter_ = done  # steps actually run (a callback may stop early)
+    def _step_rate(self, opt) -> float:
+        """The rate of the next batch's step (Adam: with its bias correction, as
+        scikit-learn's ``AdamOptimizer`` computes it)."""
+        if isinstance(opt, AdamOptimizer):
+            opt.t += 1
+            opt.learning_rate = (opt.learning_rate_init * np.sqrt(1 - opt.beta_2 ** opt.t)
+                                 / (1 - opt.beta_1 ** opt.t))
+        return float(opt.learning_rate)
+
+    @staticmethod
+    def _unpack(layers, layer_units):
+        pairs = [mb.unpack_layer(w, layer_units[m]) for m, w in enumerate(layers)]
+        return [c for c, _ in pairs], [b for _, b in pairs]
+
+    def _track_loss(self):
+        """scikit-learn's no-improvement count on the training loss."""
+        if self.loss_curve_[-1] > self.best_loss_ - self.tol:
+            self._no_improvement_count += 1
+        else:
+            self._no_improvement_count = 0
+        if self.loss_curve_[-1] < self.best_loss_:
+            self.best_loss_ = self.loss_curve_[-1]
+
+    def _track_validation(self, score) -> bool:
+        """scikit-learn's no-improvement count on the validation score; True when the score
+        is the best so far (the weights are kept)."""
+        self.validation_scores_.append(score)
+        if self.verbose:
+            print("Validation score: %f" % score)
+        if score < self.best_validation_score_ + self.tol:
+            self._no_improvement_count += 1
+        else:
+            self._no_improvement_count = 0
+        if score > self.best_validation_score_:
+            self.best_validation_score_ = score
+            return True
+        return False
+
+    # ---- the forward pass ------------------------------------------------------------------
+    def _forward_pass_fast(self, X, check_input=True):
+        """The outputs for X, computed on the device (scikit-learn's predict, predict_proba
+        and score call this)."""
+        if check_input:
+            X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False)
+        if sparse.issparse(X):
+            X = X.toarray()
+        dev = val.pick_device(self.device, [])
+        layers = [mb.pack_layer(c, b) for c, b in zip(self.coefs_, self.intercepts_)]
+        units = [X.shape[1]] + [c.shape[1] for c in self.coefs_]
+        mb.check_fits(dev, units, X.shape[0], 1, {"X": f"X (its {X.shape[0]} samples)",
+                                                  "y": "the outputs"})
+        return mb.predict(dev, layers, X, self.activation, self.out_activation_)
+
+    # ---- the paper's network ---------------------------------------------------------------
+    def _fit_paper(self, X, y, client):
+        bad = [f"{k}={getattr(self, k)!r}" for k, v in _PAPER_NEEDS.items()
+               if getattr(self, k) != v]
+        need = ", ".join(f"{k}={v!r}" for k, v in _PAPER_NEEDS.items())
+        what = "schedule='paper'" if client is None else "a data-parallel fit (client=)"
+        if self.schedule != "paper":
+            bad.insert(0, f"schedule={self.schedule!r}")
+        if bad:
+            raise ValueError(f"{what} trains the 2009 paper's network (logistic units, "
+                             "full-batch gradient descent on the summed squared error): it "
+                             f"needs schedule='paper', {need} and full batches; got "
+                             f"{', '.join(bad)}")
+        X, Y = self._validate_input(X, y, False, reset=True)
+        if sparse.issparse(X):
+            X = X.toarray()
+        Y = np.asarray(Y, np.float64).reshape(X.shape[0], -1)
+        n = X.shape[0]
+        if self.batch_size != "auto" and self.batch_size < n or \
+                self.batch_size == "auto" and n > 200:
+            raise ValueError(f"batch_size={self.batch_size!r}: schedule='paper' trains on "
+                             f"full batches; set batch_size >= n_samples ({n})")
+        if Y.min() < 0.0 or Y.max() > 1.0:
+            raise ValueError("y: schedule='paper' trains logistic outputs, so targets must "
+                             f"lie in [0, 1]; got [{Y.min():g}, {Y.max():g}]")
+        hidden = list(np.atleast_1d(self.hidden_layer_sizes).astype(int))
+        units = [X.shape[1], *hidden, Y.shape[1]]
+        self._random_state = check_random_state(self.random_state)
+        self._initialize(Y, units, np.float64)
+        self.out_activation_ = "logistic"
+        start = [np.vstack([b[None, :], c]) for c, b in zip(self.coefs_, self.intercepts_)]
+        if client is not None:
+            out = runners.get("fit_mlp")(dict(sizes=units, weights=start,
+                                              lr=float(self.learning_rate_init),
+                                              steps=int(self.max_iter),
+                                              packed=bool(self.packed)), X, Y, client)
+            weights, curve, passes, self.n_shards_ = out
+        else:
+            dev = val.pick_device(self.device, [])
+            weights, curve, passes = self._paper_steps(dev, units, X, Y, start)
+        self.coefs_ = [w[1:].copy() for w in weights]
+        self.intercepts_ = [w[0].copy() for w in weights]
+        self.loss_curve_ = list(curve)
+        self.loss_ = curve[-1] if curve else float("nan")
+        self.best_loss_ = min(curve) if curve else np.inf
+        self.n_iter_ = len(curve)
+        self.t_ = n * self.n_iter_
         self.passes_per_step_ = passes
         return self
 
-    def _forward(self, X) -> np.ndarray:
-        check_is_fitted(self, "weights_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        dev = val.pick_device(self.device, [])
-        return device_forward(dev, self.weights_, X, packed=bool(self.packed))
+    def _paper_steps(self, dev, units, X, Y, start):
+        """``max_iter`` full-batch steps of the paper schedule, the summed squared error read
+        after each (scikit-learn's stopping rule on it)."""
+        curve, passes = [], {}
+        self._no_improvement_count = 0
+        best = np.inf
+        with BackpropNet(dev, units, X, Y, weights=start, lr=self.learning_rate_init,
+                         schedule="paper", packed=self.packed) as net:
+            for s in range(int(self.max_iter)):
+                before = dict(dev.counter.passes) if s == 0 else None
+                net.step()
+                if s == 0:
+                    passes = {k: v - before.get(k, 0) for k, v in dev.counter.passes.items()
+                              if v != before.get(k, 0)}
+                curve.append(net.loss())
+                if self.verbose:
+                    print("Iteration %d, loss = %.8f" % (s + 1, curve[-1]))
+                self._no_improvement_count = (self._no_improvement_count + 1
+                                              if curve[-1] > best - self.tol else 0)
+                best = min(best, curve[-1])
+                if self._no_improvement_count > self.n_iter_no_change:
+                    break
+            else:
+                warnings.warn("Stochastic Optimizer: Maximum iterations (%d) reached and the "
+                              "optimization hasn't converged yet." % self.max_iter,
+                              ConvergenceWarning)
+            return net.weights(), curve, passes
 
 
-class MLP(RegressorMixin, _BaseMLP):
-    """Multilayer perceptron regressor trained by backpropagation on the device.
+def _init_params(self, extra):
+    self.schedule = extra["schedule"]
+    self.packed = extra["packed"]
+    self.device = extra["device"]
 
-    A scikit-learn estimator (``get_params``/``set_params``, ``clone``, pipelines, grid search).
-    The output units are sigmoids: targets within [0, 1] are learned as given; other targets are
-    mapped per output column into [0, 1] by their training minimum and range (``y_min_``,
-    ``y_range_``) and predictions are mapped back.
+
+class MLPClassifier(_DeviceMLP, _SkClassifier):
+    """scikit-learn's ``MLPClassifier``, trained and evaluated on the device.
 
     Parameters
     ----------
-    hidden : tuple of hidden-layer widths, e.g. ``(64,)``.
-    schedule : "paper" (the 2009 pass structure) or "fused" (loops inside shaders).
-    packed : four training vectors per RGBA texel.
-    lr : learning rate eta of the summed squared error (scale it with 1/N for large N).
-    steps : learning steps (full-batch) per ``fit``.
-    seed : weight initialisation seed.
-    loss_every : read the loss back every this many steps (0: only at the end).
-    device : a :class:`shadergpgpu.Device`; None for the process-wide one.
-    callback : called as ``callback(step, loss, net)`` whenever the loss is read back; returning
-        False stops training.
+    hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate,
+    learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start,
+    momentum, nesterovs_momentum, early_stopping, validation_fraction, beta_1, beta_2, epsilon,
+    n_iter_no_change, max_fun
+        scikit-learn's, with its defaults and meanings (``solver="lbfgs"`` is refused: the
+        device trains with ``"adam"`` or ``"sgd"``).
+    schedule : {"fused", "paper"}, default="fused"
+        ``"fused"``: scikit-learn's stochastic training in render passes; ``"paper"``: the
+        2009 paper's network and pass structure (see the module).
+    packed : bool, default=True
+        The paper schedule's packing (four training vectors per texel).
+    device : Device or None, default=None
+        The :class:`shadergpgpu.Device`; None for the thread's default device.
 
-    Fitted attributes: ``weights_`` (list of (L_m + 1, L_{m+1}) matrices, threshold row 0),
-    ``coefs_`` / ``intercepts_`` (scikit-learn's split), ``loss_curve_`` with ``loss_steps_``,
-    ``loss_``, ``n_iter_``, ``n_features_in_``, ``n_outputs_``, ``passes_per_step_`` (measured,
-    per phase), ``y_min_``, ``y_range_``.
+    Attributes
+    ----------
+    classes_, loss_, best_loss_, loss_curve_, validation_scores_, best_validation_score_,
+    t_, coefs_, intercepts_, n_features_in_, feature_names_in_, n_iter_, n_layers_,
+    n_outputs_, out_activation_
+        scikit-learn's.
+    fit_time_ : float
+        Seconds of the last ``fit`` / ``partial_fit`` training loop.
 
-    Sizes: ``fit`` checks every device array of the network (:func:`net_arrays`) against the
-    device's texture limit from the shapes alone, before any weight, target or texture is
-    made; a layer too wide (or too many samples, outputs or classes) is refused at once with
-    a ValueError naming ``hidden[i]``, ``X`` or ``y``.
-
-    Accuracy (u = 2^-24; first order in u). ``predict`` (one float32 forward pass of the
-    float32 weights; X rounded to float32): with a = X for the input layer and, per layer,
-    z_j = w_0j + sum_i w_ij a_i summed in float32 over its L_m + 1 terms, then
-    a_j = 1 / (1 + exp(-z_j)),::
-
-        |dz_j| <= (L_m + 3) u (|w_0j| + sum_i |w_ij| |a_i|) + sum_i |w_ij| |da_i|
-        |da_j| <= a_j (1 - a_j) |dz_j| + 4 u          (da = u |X| for the inputs)
-
-    against float64 (:func:`numpy_forward`) of the same weights; the last layer's da bounds
-    the outputs (times ``y_range_`` for the regressor's mapped targets). Saturated units
-    (|z| > ~88) give 0 or 1 exactly, within the bound. ``fit``: one full-batch step changes
-    weight w_ij by -lr g_ij, g_ij = sum_n delta_nj a_ni summed in float32 over the N training
-    vectors (by blended passes or per-chunk partial sums, in another order than float64),
-    so against :func:`numpy_step` from the same weights::
-
-        |dw_ij| <= u |w_ij| + lr ((N + 4) u sum_n |delta_nj| |a_ni|
-                                  + sum_n (|d delta_nj| |a_ni| + |delta_nj| |da_ni|))
-
-    with da from the forward bound and d delta from it by the output error
-    (y - t) y (1 - y) (|d delta| <= 1.25 |dy| + 4 u |delta|) and the backpropagation
-    delta_i = a_i (1 - a_i) sum_j w_ij delta_j (the dz rule above with delta for a). Over many
-    steps these per-step errors are carried on by the descent itself: there is no a-priori
-    bound for the whole trajectory (tests compare steps with float64 at 1e-5 relative).
-    ``tests/test_algorithm_guards.py`` checks both bounds on a wide, saturating network.
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from sklearn.model_selection import train_test_split
+    >>> import shadergpgpu as sg
+    >>> X, y = load_digits(return_X_y=True)
+    >>> Xtr, Xte, ytr, yte = train_test_split(X / 16, y, random_state=0)
+    >>> clf = sg.MLPClassifier(random_state=0).fit(Xtr, ytr)     # doctest: +SKIP
+    >>> clf.score(Xte, yte) > 0.95                                # doctest: +SKIP
+    True
     """
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.multi_output = True
-        return tags
+    _parameter_constraints = {**_SkClassifier._parameter_constraints, **_EXTRA_CONSTRAINTS}
 
-    def fit(self, X, y, client=None):
-        self._check_params()
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
-        self._y_1d = y.ndim == 1
-        Y = y.reshape(len(y), -1).astype(np.float64)
-        if Y.min() >= 0.0 and Y.max() <= 1.0:
-            lo, span = np.zeros(Y.shape[1]), np.ones(Y.shape[1])
-        else:
-            lo = Y.min(axis=0)
-            span = Y.max(axis=0) - lo
-            span[span == 0] = 1.0
-        self.y_min_, self.y_range_ = lo, span
-        return self._train(X, (Y - lo) / span, client)
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam",
+                 alpha=0.0001, batch_size="auto", learning_rate="constant",
+                 learning_rate_init=0.001, power_t=0.5, max_iter=200, shuffle=True,
+                 random_state=None, tol=1e-4, verbose=False, warm_start=False, momentum=0.9,
+                 nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1,
+                 beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000,
+                 schedule="fused", packed=True, device=None):
+        super().__init__(hidden_layer_sizes=hidden_layer_sizes, activation=activation,
+                         solver=solver, alpha=alpha, batch_size=batch_size,
+                         learning_rate=learning_rate, learning_rate_init=learning_rate_init,
+                         power_t=power_t, max_iter=max_iter, shuffle=shuffle,
+                         random_state=random_state, tol=tol, verbose=verbose,
+                         warm_start=warm_start, momentum=momentum,
+                         nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, beta_1=beta_1,
+                         beta_2=beta_2, epsilon=epsilon, n_iter_no_change=n_iter_no_change,
+                         max_fun=max_fun)
+        _init_params(self, dict(schedule=schedule, packed=packed, device=device))
 
-    def predict(self, X) -> np.ndarray:
-        """Network outputs (mapped back to the targets' range): (n_samples,) if fitted on 1-D y,
-        else (n_samples, n_outputs)."""
-        out = self._forward(X) * self.y_range_ + self.y_min_
-        return out[:, 0] if self._y_1d else out
+    def fit(self, X, y, sample_weight=None, client=None):
+        """Fit the model to X and the class labels y (scikit-learn's ``fit``); with a Dask
+        ``client`` (schedule="paper"), data-parallel over its workers."""
+        return self._device_fit(super().fit, X, y, sample_weight, client)
+
+    def partial_fit(self, X, y, sample_weight=None, classes=None):
+        """One epoch over X, y (scikit-learn's ``partial_fit``: ``classes`` on the first
+        call)."""
+        if self.schedule == "paper":
+            raise ValueError("partial_fit: schedule='paper' trains full batches with fit")
+        return super().partial_fit(X, y, sample_weight=sample_weight, classes=classes)
+
+    @staticmethod
+    def _val_total_squares(Y_val):
+        return None
+
+    def _device_score(self, tr, Xv, Yv) -> float:
+        """Accuracy on the validation set, counted on the device."""
+        kind = mb.SCORE_KINDS[self.out_activation_]
+        hits = tr.score_terms(Xv, Yv, kind)
+        return float(hits[0] / Xv.shape[0])
 
 
-class MLPClassifier(ClassifierMixin, _BaseMLP):
-    """Class labels in, class labels out: one sigmoid output per class (one-hot targets).
+class MLPRegressor(_DeviceMLP, _SkRegressor):
+    """scikit-learn's ``MLPRegressor``, trained and evaluated on the device.
 
-    Same parameters and fitted attributes as :class:`MLP`, plus ``classes_``. ``predict_proba``
-    gives the sigmoid outputs normalised to sum to 1 per sample.
+    Parameters
+    ----------
+    hidden_layer_sizes, activation, solver, alpha, batch_size, learning_rate,
+    learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start,
+    momentum, nesterovs_momentum, early_stopping, validation_fraction, beta_1, beta_2, epsilon,
+    n_iter_no_change, max_fun
+        scikit-learn's, with its defaults and meanings (``loss="squared_error"`` only;
+        ``solver="lbfgs"`` is refused).
+    schedule : {"fused", "paper"}, default="fused"
+        As :class:`MLPClassifier`'s; the paper schedule needs targets within [0, 1].
+    packed : bool, default=True
+    device : Device or None, default=None
+
+    Attributes
+    ----------
+    loss_, best_loss_, loss_curve_, validation_scores_, best_validation_score_, t_, coefs_,
+    intercepts_, n_features_in_, feature_names_in_, n_iter_, n_layers_, n_outputs_,
+    out_activation_
+        scikit-learn's.
+    fit_time_ : float
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_diabetes
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> import shadergpgpu as sg
+    >>> X, y = load_diabetes(return_X_y=True)
+    >>> reg = make_pipeline(StandardScaler(), sg.MLPRegressor(max_iter=500))  # doctest: +SKIP
+    >>> reg.fit(X, y).score(X, y) > 0.5                                       # doctest: +SKIP
+    True
     """
 
-    def fit(self, X, y, client=None):
-        self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        self.classes_, idx = np.unique(y, return_inverse=True)
-        if len(self.classes_) < 2:
-            raise ValueError("y: needs at least two classes to train a classifier, got 1 class "
-                             f"({self.classes_[0]!r})")
-        # one output per class: the sizes checked before the one-hot targets are made
-        self._check_sizes(X.shape[0], X.shape[1], len(self.classes_), client=client,
-                          outputs="classes")
-        T = np.zeros((len(y), len(self.classes_)))
-        T[np.arange(len(y)), idx] = 1.0
-        return self._train(X, T, client)
+    _parameter_constraints = {**_SkRegressor._parameter_constraints, **_EXTRA_CONSTRAINTS}
 
-    def predict_proba(self, X) -> np.ndarray:
-        """Per-class scores (n_samples, n_classes): sigmoid outputs normalised per sample."""
-        out = np.maximum(self._forward(X), 1e-12)
-        return out / out.sum(axis=1, keepdims=True)
+    def __init__(self, loss="squared_error", hidden_layer_sizes=(100,), activation="relu", *,
+                 solver="adam", alpha=0.0001, batch_size="auto", learning_rate="constant",
+                 learning_rate_init=0.001, power_t=0.5, max_iter=200, shuffle=True,
+                 random_state=None, tol=1e-4, verbose=False, warm_start=False, momentum=0.9,
+                 nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1,
+                 beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000,
+                 schedule="fused", packed=True, device=None):
+        super().__init__(loss=loss, hidden_layer_sizes=hidden_layer_sizes,
+                         activation=activation, solver=solver, alpha=alpha,
+                         batch_size=batch_size, learning_rate=learning_rate,
+                         learning_rate_init=learning_rate_init, power_t=power_t,
+                         max_iter=max_iter, shuffle=shuffle, random_state=random_state,
+                         tol=tol, verbose=verbose, warm_start=warm_start, momentum=momentum,
+                         nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
+                         validation_fraction=validation_fraction, beta_1=beta_1,
+                         beta_2=beta_2, epsilon=epsilon, n_iter_no_change=n_iter_no_change,
+                         max_fun=max_fun)
+        _init_params(self, dict(schedule=schedule, packed=packed, device=device))
 
-    def predict(self, X) -> np.ndarray:
-        out = self._forward(X)
-        return self.classes_[np.argmax(out, axis=1)]
+    def fit(self, X, y, sample_weight=None, client=None):
+        """Fit the model to X and the targets y (scikit-learn's ``fit``); with a Dask
+        ``client`` (schedule="paper"), data-parallel over its workers."""
+        if self.loss != "squared_error":
+            self._validate_params()
+            raise ValueError(f"loss={self.loss!r} is not available on the device: use "
+                             "loss='squared_error'")
+        return self._device_fit(super().fit, X, y, sample_weight, client)
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """One epoch over X, y (scikit-learn's ``partial_fit``)."""
+        if self.schedule == "paper":
+            raise ValueError("partial_fit: schedule='paper' trains full batches with fit")
+        return super().partial_fit(X, y, sample_weight=sample_weight)
+
+    @staticmethod
+    def _val_total_squares(Y_val):
+        Y = np.asarray(Y_val, np.float64).reshape(len(Y_val), -1)
+        return ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
+
+    def _device_score(self, tr, Xv, Yv) -> float:
+        """R^2 on the validation set (scikit-learn's ``r2_score``, outputs averaged), from
+        per-output squared errors summed on the device."""
+        sse = tr.score_terms(Xv, Yv, mb.SCORE_KINDS["identity"])[:self.n_outputs_]
+        sst = self._val_sst
+        r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0),
+                      np.where(sse == 0, 1.0, 0.0))
+        return float(np.mean(r2)) if np.all(np.isfinite(sse)) else float("nan")
+
+
+MLP = MLPRegressor
