@@ -106,15 +106,26 @@ def main(argv=None) -> int:
                                    f"{step + 1}/{a.steps}, loss {loss:.5f}")
         return True
 
-    model = bp.MLP(hidden=(a.hidden,), schedule=a.schedule, packed=a.packed, lr=a.lr,
-                   steps=a.steps, seed=a.seed, loss_every=1 if a.window else every,
-                   device=dev, callback=report)
+    # the paper's network on the device: BackpropNet takes the steps, the loss is read back
+    # every `every` steps (every step with the window)
+    passes = {}
     t0 = time.perf_counter()
-    model.fit(XOR_X, XOR_Y)
+    with bp.BackpropNet(dev, sizes, XOR_X, XOR_Y[:, None], weights=bp.init_weights(sizes, a.seed),
+                        lr=a.lr, schedule=a.schedule, packed=a.packed) as net:
+        for step in range(a.steps):
+            before = dict(dev.counter.passes) if step == 0 else None
+            net.step()
+            if step == 0:
+                passes = {k: v - before.get(k, 0) for k, v in dev.counter.passes.items()
+                          if v != before.get(k, 0)}
+            if a.window or step % every == 0 or step == a.steps - 1:
+                if report(step, net.loss(), net) is False:
+                    break
+        weights = net.weights()
     dt = time.perf_counter() - t0
     print(f"trained in {dt:.2f} s ({dt / a.steps * 1e3:.3f} ms per step incl. loss readback)")
 
-    proba = model.predict(XOR_X)          # network outputs in (0, 1)
+    proba = bp.device_forward(dev, weights, XOR_X)[:, 0]   # network outputs in (0, 1)
     print("\ntruth table")
     print("  x1 x2 | target | output | class")
     ok = True
@@ -124,24 +135,24 @@ def main(argv=None) -> int:
         print(f"   {int(x1)}  {int(x2)} |    {int(t)}   | {y:.4f} | {int(y >= 0.5)} "
               f"{'ok' if good else 'WRONG'}")
 
-    rows = formula_rows(sizes, 4, a.schedule, a.packed, model.passes_per_step_, dev.loop_cap)
+    rows = formula_rows(sizes, 4, a.schedule, a.packed, passes, dev.loop_cap)
     print("\npasses per learning step (measured by the pass counter vs the plan)")
     print(f"  {'phase':<14}{'formula':>9}{'measured':>10}")
     for ph, e, m in rows:
         print(f"  {ph:<14}{'-' if e is None else e:>9}{m:>10}  {'ok' if e == m else 'MISMATCH'}")
     if a.schedule == "paper":
         mi, mh, mo, n = 2, a.hidden, 1, 4
-        counted = sum(model.passes_per_step_.get(p, 0) for p in bp.PAPER_PHASES)
+        counted = sum(passes.get(p, 0) for p in bp.PAPER_PHASES)
         if a.packed:
             formula, value = "MI + MH + MO + N/2 + 4", mi + mh + mo + 2 * -(-n // 4) + 4
         else:
             formula, value = "MI + MH + MO + 2N + 4", mi + mh + mo + 2 * n + 4
-        extra = sum(model.passes_per_step_.get(p, 0) for p in bp.EXTRA_PHASES)
+        extra = sum(passes.get(p, 0) for p in bp.EXTRA_PHASES)
         print(f"  paper's count {formula} = {value}; measured forward+backprop+update = "
               f"{counted} {'(match)' if counted == value else '(MISMATCH)'}; "
               f"plus {extra} passes the paper does not count (output-error, apply)")
     else:
-        print(f"  fused: {sum(model.passes_per_step_.values())} passes per step, "
+        print(f"  fused: {sum(passes.values())} passes per step, "
               "independent of N and of the layer widths")
     print("\nXOR learned" if ok else "\nXOR NOT learned (try more --steps or another --seed)")
     if view is not None:

@@ -30,6 +30,7 @@ _LAZY = {
     "cumsum": "ops.scan", "sort": "ops.sort", "argsort": "ops.sort",
     "sgemm": "algorithms.sgemm", "gaussian_blur": "algorithms.blur",
     "MLP": "algorithms.backprop", "MLPClassifier": "algorithms.backprop",
+    "MLPRegressor": "algorithms.backprop",
     "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
     "KMeans": "algorithms.kmeans",
     "trace": "engine.trace", "TraceError": "engine.trace",

@@ -112,16 +112,24 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
   :func:`device_forward`.
 * ``reference.py``: the float64 numpy reference (:func:`numpy_forward`, :func:`numpy_step`,
   :class:`NumpyMLP`).
-* ``estimator.py``: the scikit-learn estimators :class:`MLP` and :class:`MLPClassifier` (with a
-  Dask ``client`` they find their driver through :mod:`shadergpgpu.engine.runners`).
+* ``minibatch.py``: :class:`MinibatchTrainer`, scikit-learn's stochastic training (mini-batches
+  gathered from the resident data, softmax / logistic / identity outputs, SGD and Adam) in
+  ``3 K`` passes a batch (``shaders/algorithms/backprop/mb_*.frag``).
+* ``estimator.py``: the scikit-learn estimators :class:`MLPClassifier` and
+  :class:`MLPRegressor` (alias :class:`MLP`): scikit-learn's own, trained on the device by
+  :mod:`.minibatch` (``schedule="fused"``) or by the paper's :class:`BackpropNet`
+  (``schedule="paper"``; with a Dask ``client`` they find the data-parallel driver through
+  :mod:`shadergpgpu.engine.runners`).
 """
 from __future__ import annotations
 
 # every submodule imported: the kernels are declared and the pass plans registered on import
-from . import adapt, checks, estimator, fused, kernels, network, paper, plans, reference, ubo
+from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, plans,
+               reference, ubo)
 from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
-from .estimator import MLP, MLPClassifier
+from .estimator import MLP, MLPClassifier, MLPRegressor
+from .minibatch import MinibatchTrainer
 from .kernels import GRID_VIEW, TILE_ROWS
 from .network import BackpropNet, Probe, device_forward
 from .plans import (EXTRA_PHASES, PAPER_PHASES, PLAN_FUSED, PLAN_PAPER_PACKED,
@@ -130,9 +138,10 @@ from .plans import (EXTRA_PHASES, PAPER_PHASES, PLAN_FUSED, PLAN_PAPER_PACKED,
 from .reference import NumpyMLP, numpy_forward, numpy_step
 
 __all__ = ["BackpropNet", "EXTRA_PHASES", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
-           "MLPClassifier", "NumpyMLP", "PAPER_PHASES", "PLAN_FUSED", "PLAN_PAPER_PACKED",
-           "PLAN_PAPER_UNPACKED", "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits",
-           "checks", "device_forward", "estimator", "fused", "fused_phases", "init_weights",
-           "kernels", "limits", "net_arrays", "network", "numpy_forward", "numpy_step", "paper",
-           "paper_formula_total", "paper_phases", "plan_for", "plans", "reference",
-           "step_flops", "tile_rows", "ubo", "update_chunk"]
+           "MLPClassifier", "MLPRegressor", "MinibatchTrainer", "NumpyMLP",
+           "PAPER_PHASES", "PLAN_FUSED", "PLAN_PAPER_PACKED", "PLAN_PAPER_UNPACKED",
+           "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits", "checks",
+           "device_forward", "estimator", "fused", "fused_phases", "init_weights",
+           "kernels", "limits", "minibatch", "net_arrays", "network", "numpy_forward",
+           "numpy_step", "paper", "paper_formula_total", "paper_phases", "plan_for",
+           "plans", "reference", "step_flops", "tile_rows", "ubo", "update_chunk"]
