@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from sklearn.cluster import KMeans as SKMeans
 from sklearn.cluster import kmeans_plusplus
-from sklearn.datasets import make_blobs
+from sklearn.datasets import load_digits, load_iris, make_blobs
 from sklearn.exceptions import NotFittedError
 
 import shadergpgpu as sg
@@ -100,6 +100,108 @@ def test_equals_scikit_learn_from_the_same_centres(dev, name):
     labels, inertia, centers, n_iter = ref.lloyd(X, init, tol=tol)   # the package's reference
     np.testing.assert_array_equal(labels, sk.labels_)
     assert n_iter == sk.n_iter_
+
+
+def _fixed_inits():
+    """Data sets and fixed initial centres: scikit-learn's digits (integer pixels, 64
+    features), iris and a blob set; ``tol`` large enough in some that the run ends on the
+    centre shift instead of on labels that stop changing; ``max_iter`` small in one that ends
+    on the iteration limit."""
+    digits, y = load_digits(return_X_y=True)
+    iris = load_iris().data
+    blobs = make_blobs(500, n_features=6, centers=5, cluster_std=2.5, random_state=7)[0]
+    means = np.array([digits[y == c].mean(axis=0) for c in range(10)])
+    return {
+        # rows of X as the centres (the first ten digits), or the mean image of each digit
+        "digits-first-rows": (digits, digits[:10], {}),
+        "digits-class-means": (digits, means, {}),
+        "digits-first-rows-tol": (digits, digits[:10], {"tol": 1e-2}),
+        "iris-one-per-species": (iris, iris[[0, 50, 100]], {}),
+        "iris-first-rows-tol": (iris, iris[:3], {"tol": 1e-2}),
+        "blobs-first-rows": (blobs, blobs[:5], {}),
+        "blobs-first-rows-tol": (blobs, blobs[:5], {"tol": 1e-2}),
+        "blobs-max-iter": (blobs, blobs[:5], {"max_iter": 4}),
+    }
+
+
+FIXED = _fixed_inits()
+
+
+def _lloyd_steps(X, init, tol=1e-4, max_iter=300):
+    """scikit-learn's iterations in float64 (the reference's steps, its stopping rule): per
+    iteration the labels that changed and the total squared centre shift; and the tolerance
+    (scikit-learn's ``_tolerance``)."""
+    X = np.asarray(X, np.float64)
+    tol_abs = float(np.mean(np.var(X, axis=0)) * tol) if tol else 0.0
+    c = np.asarray(init, np.float64)
+    old = np.full(len(X), -1)
+    steps = []
+    for _ in range(max_iter):
+        labels, _ = ref.assign(X, c)
+        new = ref.update(X, c, labels)
+        steps.append((int((labels != old).sum()), float(((new - c) ** 2).sum())))
+        c, old = new, labels
+        if steps[-1][0] == 0 or steps[-1][1] <= tol_abs:
+            break
+    return steps, tol_abs
+
+
+@pytest.mark.parametrize("name", list(FIXED))
+def test_iterations_labels_and_inertia_equal_scikit_learn_from_fixed_centres(dev, name):
+    """``n_iter_`` and ``labels_`` equal scikit-learn's ``KMeans(init=array, n_init=1,
+    algorithm="lloyd")`` exactly, the centres and ``inertia_`` within the bounds of
+    ``_check_against``; the stopping rule is scikit-learn's (no changed label first, then the
+    centre shift against ``tol`` times the mean variance, ``n_iter_ = i + 1``, the labels
+    reassigned to the final centres unless no label changed).
+
+    Premises, checked on the float64 steps: each case ends the way its name says (on labels
+    that stop changing, on the tolerance, on ``max_iter``), and no step's centre shift is
+    within the device's error of the tolerance: the device's shift is the float32 sum of the
+    squared differences of centres within ``c_tol`` of float64's (``_check_against``), so it
+    is within ``(sqrt(shift) + sqrt(k d) e)^2 (1 + gamma(k d + 8)) - shift`` of the float64
+    shift, ``e = 2 c_tol + 2 u sqrt(shift)``. The final labels are covered by the bound of
+    ``_check_against``; before them, on digits some points come nearer a tie than that
+    worst-case bound (which adds every rounding at its worst), and integer pixels put a point
+    exactly between two initial rows, a tie each side breaks by its own rounding: there the
+    equal iteration count rests on the device's centres being nearer float64's than the
+    bound."""
+    X, init, kw = FIXED[name]
+    k, (n, d) = len(init), X.shape
+    km = KMeans(k, init=init, device=dev, **kw).fit(X)
+    sk = _sklearn(X, init, **kw)
+    steps, tol_abs = _lloyd_steps(X, init, kw.get("tol", 1e-4), kw.get("max_iter", 300))
+    changed, shift = steps[-1]
+    ends = "max-iter" if "max_iter" in kw else "tol" if "tol" in kw else "labels"
+    assert {"labels": changed == 0, "tol": changed > 0 and shift <= tol_abs,
+            "max-iter": changed > 0 and shift > tol_abs}[ends]
+    g = geometry(n, d, k, dev.loop_cap)
+    c_tol = (2 * (4 * g.blk + g.nb) + 8) * U * _scale(X)
+    for changed, shift in steps:
+        if changed:
+            r = math.sqrt(shift)
+            e = 2 * c_tol + 2 * U * r
+            margin = (r + math.sqrt(k * d) * e) ** 2 * (1 + gamma(k * d + 8)) - shift
+            assert abs(shift - tol_abs) > margin, (shift, tol_abs, margin)
+    _check_against(km, sk, X, dev)
+    assert km.n_iter_ == sk.n_iter_ == len(steps)
+    labels, inertia, centers, n_iter = ref.lloyd(X, init, **kw)
+    np.testing.assert_array_equal(labels, sk.labels_)
+    assert n_iter == sk.n_iter_
+
+
+def test_float32_data_takes_the_tolerance_in_float32(dev):
+    """X in float32: the tolerance is scikit-learn's ``_tolerance`` of the float32 data (its
+    variances in float32); the run ends on it at scikit-learn's iteration with its labels.
+    (scikit-learn keeps float32 data's centres and inertia in float32, so the bounds of
+    ``_check_against``, against float64, do not apply to them.)"""
+    X, init, kw = FIXED["iris-first-rows-tol"]
+    X32, init32 = X.astype(np.float32), init.astype(np.float32)
+    km = KMeans(len(init), init=init32, device=dev, **kw).fit(X32)
+    sk = _sklearn(X32, init32, **kw)
+    steps, _ = _lloyd_steps(X32, init32, kw["tol"])
+    assert steps[-1][0] > 0                   # it ends on the tolerance
+    np.testing.assert_array_equal(km.labels_, sk.labels_)
+    assert km.n_iter_ == sk.n_iter_ == len(steps)
 
 
 def test_k_means_plus_plus_and_random_follow_the_random_state(dev):
@@ -241,14 +343,38 @@ X0 = _blobs(40, 3, 2)
     ({"tol": -1.0}, X0, "tol"),
     ({"random_state": "seed"}, X0, "random_state"),
     ({}, np.where(X0 > 0, np.nan, X0), "X contains NaN"),
-    ({}, X0[:, 0], r"X must be a non-empty 2-D array .*\(40,\)"),
-    ({}, np.zeros((0, 3)), r"X must be a non-empty 2-D array .*\(0, 3\)"),
+    ({}, X0[:, 0], "^X: Expected 2D array, got 1D array instead"),
+    ({}, np.zeros((0, 3)), r"^X: Found array with 0 sample\(s\) \(shape=\(0, 3\)\)"),
+    ({}, X0[:, :0], r"^X: Found array with 0 feature\(s\) \(shape=\(40, 0\)\)"),
     ({}, [[1.0, 2.0], [3.0, "a"]], "^X: could not convert"),
 ])
 def test_bad_input_names_the_argument(dev, kwargs, X, match):
     kw = dict({"n_clusters": 2, "device": dev}, **kwargs)
     with pytest.raises((ValueError, TypeError), match=match):
         KMeans(**kw).fit(X)
+
+
+@pytest.mark.parametrize("X", [np.zeros((12, 0)), np.zeros((0, 3)), np.zeros(5)],
+                         ids=["no-features", "no-samples", "1-d"])
+def test_empty_data_messages_are_scikit_learn_s(dev, X):
+    """Empty or 1-D X: scikit-learn's own message (``validate_data``), as its KMeans raises
+    it, after ``X:``."""
+    with pytest.raises(ValueError) as theirs:
+        SKMeans(2).fit(X)
+    with pytest.raises(ValueError) as ours:
+        KMeans(2, device=dev).fit(X)
+    assert str(ours.value) == f"X: {theirs.value}"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
+def test_check_estimator():
+    from sklearn.utils.estimator_checks import check_estimator
+
+    # device=None: the process-wide device (check_estimator pickles the estimator, a Device
+    # cannot be pickled). No check is expected to fail.
+    res = check_estimator(KMeans(n_clusters=3), on_fail=None)
+    failed = [(r["check_name"], r["exception"]) for r in res if r["status"] == "failed"]
+    assert not failed
 
 
 def test_bad_device_and_predict_inputs(dev):

@@ -13,12 +13,15 @@ and one 1-texel readback:
 2. update: :data:`~.kernels.PARTIAL` then :data:`~.kernels.FINALIZE` (the new centroids);
 3. status: :data:`~.kernels.STATUS`, read by the host: (shift, empty clusters, changed labels).
 
-The host decides: no changed label (scikit-learn's strict convergence) or a total squared
-shift within ``tol`` ends the run. An empty cluster (rare) is handled the way scikit-learn's
+The host decides, as scikit-learn's ``_kmeans_single_lloyd`` does: no changed label (strict
+convergence) ends the run, else a total squared shift within ``tol``; a run that ends at
+iteration ``i`` counts ``i + 1``. An empty cluster (rare) is handled the way scikit-learn's
 ``_relocate_empty_clusters_dense`` does, on the host: the partial sums, labels and distances
 are read back, the farthest points moved into the empty clusters, and the centroids uploaded.
-After the last iteration the assignment runs once more on the final centroids, and the
-inertia is the device sum of the distances (:class:`~shadergpgpu.ops.reduce.SumReduction`).
+After the last iteration the assignment runs once more on the final centroids: the inertia is
+the device sum of its distances (:class:`~shadergpgpu.ops.reduce.SumReduction`), and its
+labels are the run's unless the run converged strictly (scikit-learn keeps the last
+iteration's labels then and reruns its E-step only otherwise).
 """
 from __future__ import annotations
 
@@ -143,7 +146,15 @@ class LloydRun:
 
     def run(self, centers: np.ndarray, max_iter: int, tol: float) -> Result:
         """One Lloyd run from ``centers`` (k x d, the device data's units); ``tol`` is the
-        absolute bound on the total squared centre shift."""
+        absolute bound on the total squared centre shift.
+
+        The stopping rule is scikit-learn's ``_kmeans_single_lloyd``: iteration ``i`` assigns
+        and updates, then ends the run where no label changed (strict convergence), else where
+        the total squared shift of the centres is at most ``tol``; the run counts ``i + 1``
+        iterations (``max_iter`` where neither test ends it). The labels are the last
+        iteration's where the run converged strictly, else those of a final assignment to the
+        final centres (scikit-learn's last E-step, which it runs only then); the inertia is
+        the distances to the final centres."""
         dev = self.dev
         self.C[0].set(np.asarray(centers, np.float32))
         with dev.phase("kmeans/init"):
@@ -162,21 +173,23 @@ class LloydRun:
             shift, empty, changed, _ = (float(v) for v in self.status.get())
             if empty > 0:
                 shift = self._relocate(p)
-            p, n_iter = 1 - p, i + 1
+            p, n_iter = 1 - p, i + 1           # the new centres are C[p]
             if changed == 0:
                 strict = True
                 break
             if shift <= tol:
                 break
-        # the labels of the final centroids C[p] (scikit-learn reruns this E-step unless the
-        # labels stopped changing, where it gives the same labels)
+        # the assignment to the final centres C[p]: their distances give the inertia, and,
+        # unless the run converged strictly, its labels are the run's. After strict
+        # convergence the run's labels are the last iteration's, labels[1 - p], which this
+        # pass leaves as they are (it writes labels[p] and the spare).
         with dev.phase("kmeans/assign"):
             for ps in self.steps[p].assign:
                 ps.run()
         with dev.phase("kmeans/inertia"):
             self._sum.run()
         n = self.g.n
-        labels = np.rint(self.labels[p].get()[:n]).astype(np.int32)
+        labels = np.rint(self.labels[1 - p if strict else p].get()[:n]).astype(np.int32)
         inertia = float(self._sum.result.get()[0])
         centers = self.C[p].get().astype(np.float64)
         return Result(labels, inertia, centers, n_iter, strict)

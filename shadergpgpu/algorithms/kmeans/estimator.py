@@ -58,10 +58,15 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     scikit-learn draws it) or an array (n_clusters, n_features); ``n_init``: runs from
     different seeds, the lowest inertia kept ("auto": 1 for "k-means++" and an array, 10 for
     "random"; an array runs once, with a RuntimeWarning for n_init > 1, as scikit-learn does);
-    ``max_iter``; ``tol``: the run stops when the total squared centre shift is at most ``tol``
-    times the mean variance of the features (scikit-learn's definition), or as soon as no label
-    changes; ``random_state``; ``device``: a :class:`~shadergpgpu.engine.device.Device`
-    (default: the thread's default device).
+    ``max_iter``; ``tol``: scikit-learn's stopping rule (``_kmeans_single_lloyd``): a run
+    stops after the first iteration where no label changes (strict convergence), else after
+    the first where the total squared centre shift is at most ``tol`` times the mean variance
+    of the features of X (``_tolerance``, in X's dtype); ``n_iter_`` counts the iterations run,
+    the last included; after strict convergence ``labels_`` are the last iteration's, else
+    those of a final assignment to the final centres; ``random_state``; ``device``: a
+    :class:`~shadergpgpu.engine.device.Device` (default: the thread's default device).
+    X is checked by scikit-learn's ``validate_data``, with its messages (prefixed by ``X:``
+    where they do not name X).
 
     Each iteration runs on the device (see :mod:`shadergpgpu.algorithms.kmeans.device`): the
     assignment by an arg-min over the centroid distances, the centroid update by a two-level
@@ -86,7 +91,9 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     features; ``K`` the rounding depth of the device sum of the distances,
     :func:`shadergpgpu.ops.reduce.rounding_depth`; the second term is X and the centres
     rounded to float32). The labels are scikit-learn's wherever no point is that close to
-    equidistant from two centroids; ties go to the lower index, as in scikit-learn.
+    equidistant from two centroids; ties go to the lower index, as in scikit-learn. The shift
+    each iteration compares with the tolerance is the device's float32 sum, so a shift within
+    its rounding of the tolerance can end a run one iteration away from scikit-learn's.
 
     Fitted attributes: ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``,
     ``n_features_in_`` (and ``feature_names_in_``), ``n_passes_`` (passes the fit drew).
@@ -156,11 +163,9 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         dev = val.pick_device(self.device, [])
         dev.counter.event("api:kmeans")     # the cost model prices the fit's host work
         shape = getattr(X, "shape", None)
-        if shape is not None and (len(shape) != 2 or 0 in tuple(shape)):
-            raise ValueError(f"X must be a non-empty 2-D array (n_samples, n_features), got "
-                             f"shape {tuple(shape)}")
-        if shape is not None and shape[0] >= k:
+        if shape is not None and len(shape) == 2 and 0 not in tuple(shape) and shape[0] >= k:
             check_fits(dev, shape[0], shape[1], k)   # from the shapes, before any conversion
+        # the shape, the dtype and the values are scikit-learn's checks, with its messages
         X = _validated(self, X, reset=True)
         n, d = X.shape
         if n < k:
@@ -172,7 +177,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
         X64 = np.asarray(X, np.float64)
         mean = X64.mean(axis=0)
         Xc = X64 - mean
-        tol = float(np.mean(np.var(X64, axis=0)) * self.tol) if self.tol else 0.0
+        # scikit-learn's _tolerance: on X as validated (C order, its dtype: float32 stays
+        # float32)
+        tol = float(np.mean(np.var(np.ascontiguousarray(X), axis=0)) * self.tol) \
+            if self.tol else 0.0
         if init is not None:
             init = init - mean
         big = float(np.abs(Xc).max())

@@ -3,8 +3,9 @@
 It follows scikit-learn's ``_kmeans_single_lloyd`` step by step (labels by the nearest centre,
 ties to the lower index; empty clusters relocated to the farthest points; strict convergence
 when no label changes, else a total squared centre shift within ``tol`` times the mean
-variance of the features; a last assignment with the final centres) but computes distances as
-sums of squared differences, with no ``|x|^2 - 2 x.c + |c|^2`` expansion.
+variance of the features; a last assignment with the final centres unless the run converged
+strictly) but computes distances as sums of squared differences, with no ``|x|^2 - 2 x.c +
+|c|^2`` expansion.
 """
 from __future__ import annotations
 
@@ -58,21 +59,29 @@ def update(X, centers, labels) -> np.ndarray:
 
 def lloyd(X, centers, max_iter: int = 300, tol: float = 1e-4):
     """One run from ``centers``: (labels, inertia, centers, n_iter); ``tol`` relative to the
-    mean variance of the features of ``X``, as scikit-learn's ``tol``."""
+    mean variance of the features of ``X``, as scikit-learn's ``tol``. The steps and the
+    stopping rule are ``_kmeans_single_lloyd``'s: iteration ``i`` assigns and updates, then
+    ends the run where no label changed (strict convergence), else where the total squared
+    centre shift is at most the tolerance; ``n_iter`` is ``i + 1``; the labels are reassigned
+    to the final centres only where the run did not converge strictly."""
     X = np.asarray(X, np.float64)
     mean = X.mean(axis=0)
     Xc = X - mean
     tol_abs = float(np.mean(np.var(X, axis=0)) * tol) if tol else 0.0
     c = np.array(centers, np.float64) - mean
     old = np.full(len(X), -1)
-    n_iter = 0
+    labels, strict, n_iter = old, False, 0
     for i in range(int(max_iter)):
         labels, _ = assign(Xc, c)
         new = update(Xc, c, labels)
         shift = float(((new - c) ** 2).sum())
         c, n_iter = new, i + 1
-        if np.array_equal(labels, old) or shift <= tol_abs:
+        if np.array_equal(labels, old):
+            strict = True
+            break
+        if shift <= tol_abs:
             break
         old = labels
-    labels, _ = assign(Xc, c)
+    if not strict:
+        labels, _ = assign(Xc, c)
     return labels, inertia(Xc, c, labels), c + mean, n_iter
