@@ -65,9 +65,6 @@ class _DeviceMLP:
     def _fit_stochastic(self, X, y, sample_weight, activations, deltas, coef_grads,
                         intercept_grads, layer_units, incremental):
         """scikit-learn's stochastic training loop, each batch in render passes."""
-        if sample_weight is not None:
-            raise ValueError("sample_weight: the device trainer trains unweighted; fit "
-                             "without it or use sklearn.neural_network")
         if sparse.issparse(X):
             X = X.toarray()
         params = self.coefs_ + self.intercepts_
@@ -82,12 +79,15 @@ class _DeviceMLP:
         if self.early_stopping and incremental:
             raise ValueError("partial_fit does not support early_stopping=True")
         early_stopping = self.early_stopping
-        X_val = Y_val = None
+        X_val = Y_val = sw_val = None
         if early_stopping:
             stratify = y if is_classifier(self) and self.n_outputs_ == 1 else None
-            X, X_val, y, Y_val = train_test_split(X, y, random_state=self._random_state,
-                                                  test_size=self.validation_fraction,
-                                                  stratify=stratify)
+            arrays = (X, y) if sample_weight is None else (X, y, sample_weight)
+            parts = train_test_split(*arrays, random_state=self._random_state,
+                                     test_size=self.validation_fraction, stratify=stratify)
+            X, X_val, y, Y_val = parts[:4]
+            if sample_weight is not None:
+                sample_weight, sw_val = parts[4:]
             if X_val.shape[0] < 2:
                 raise ValueError("The validation set is too small. Increase "
                                  "'validation_fraction' or the size of your dataset.")
@@ -101,7 +101,7 @@ class _DeviceMLP:
             batch_size = int(np.clip(self.batch_size, 1, n_samples))
         dev = val.pick_device(self.device, [])
         names = {"X": f"X (its {n_samples} samples, {layer_units[0]} features)",
-                 "y": f"y (its {layer_units[-1]} outputs)", "batch": f"batch_size={batch_size}"}
+                 "y": f"y (its {layer_units[-1]} outputs)", "batch": "batch_size"}
         names.update({f"layer{m}": f"hidden_layer_sizes[{m - 1}] = {layer_units[m]}"
                       for m in range(1, len(layer_units) - 1)})
         names[f"layer{len(layer_units) - 1}"] = names["y"]
@@ -121,13 +121,17 @@ class _DeviceMLP:
         sample_idx = np.arange(n_samples, dtype=int)
         with mb.MinibatchTrainer(dev, layer_units, self.activation, self.out_activation_,
                                  self.solver, hyper, X, y.reshape(n_samples, -1), batch_size,
-                                 weights, state) as tr:
+                                 weights, state, sample_weight) as tr:
             if early_stopping:
-                Xv = tr._keep(dev.array(np.asarray(X_val, np.float32)))
-                Yv = tr._keep(dev.array(np.asarray(Y_val, np.float32).reshape(len(X_val), -1)))
+                nv = len(X_val)
+                swv = np.ones(nv) if sw_val is None else np.asarray(sw_val, np.float64)
+                val_set = (tr._keep(dev.array(np.asarray(X_val, np.float32))),
+                           tr._keep(dev.array(np.asarray(Y_val, np.float32).reshape(nv, -1))),
+                           tr._keep(dev.array(swv.reshape(1, nv), packed=False)))
                 best = tr.snapshot_arrays()
                 tr.snapshot(best)
-                self._val_sst = self._val_total_squares(Y_val)
+                self._val_weights = swv
+                self._val_sst = self._val_total_squares(Y_val, swv)
             tr.set_order(sample_idx)
             started = time.perf_counter()
             try:
@@ -147,7 +151,7 @@ class _DeviceMLP:
                     if self.verbose:
                         print("Iteration %d, loss = %.8f" % (self.n_iter_, self.loss_))
                     if early_stopping:
-                        score = self._device_score(tr, Xv, Yv)
+                        score = self._device_score(tr, *val_set)
                         if self._track_validation(score):
                             tr.snapshot(best)
                     else:
@@ -396,14 +400,14 @@ class MLPClassifier(_DeviceMLP, _SkClassifier):
         return super().partial_fit(X, y, sample_weight=sample_weight, classes=classes)
 
     @staticmethod
-    def _val_total_squares(Y_val):
+    def _val_total_squares(Y_val, sw):
         return None
 
-    def _device_score(self, tr, Xv, Yv) -> float:
-        """Accuracy on the validation set, counted on the device."""
-        kind = mb.SCORE_KINDS[self.out_activation_]
-        hits = tr.score_terms(Xv, Yv, kind)
-        return float(hits[0] / Xv.shape[0])
+    def _device_score(self, tr, Xv, Yv, SWv) -> float:
+        """Accuracy on the validation set (weighted as scikit-learn's ``accuracy_score``),
+        counted on the device."""
+        hits = tr.score_terms(Xv, Yv, SWv, mb.SCORE_KINDS[self.out_activation_])
+        return float(hits[0] / self._val_weights.sum())
 
 
 class MLPRegressor(_DeviceMLP, _SkRegressor):
@@ -479,14 +483,15 @@ class MLPRegressor(_DeviceMLP, _SkRegressor):
         return super().partial_fit(X, y, sample_weight=sample_weight)
 
     @staticmethod
-    def _val_total_squares(Y_val):
+    def _val_total_squares(Y_val, sw):
         Y = np.asarray(Y_val, np.float64).reshape(len(Y_val), -1)
-        return ((Y - Y.mean(axis=0)) ** 2).sum(axis=0)
+        mean = np.average(Y, axis=0, weights=sw)
+        return (sw[:, None] * (Y - mean) ** 2).sum(axis=0)
 
-    def _device_score(self, tr, Xv, Yv) -> float:
-        """R^2 on the validation set (scikit-learn's ``r2_score``, outputs averaged), from
-        per-output squared errors summed on the device."""
-        sse = tr.score_terms(Xv, Yv, mb.SCORE_KINDS["identity"])[:self.n_outputs_]
+    def _device_score(self, tr, Xv, Yv, SWv) -> float:
+        """R^2 on the validation set (scikit-learn's ``r2_score``, weighted, outputs
+        averaged), from per-output squared errors summed on the device."""
+        sse = tr.score_terms(Xv, Yv, SWv, mb.SCORE_KINDS["identity"])[:self.n_outputs_]
         sst = self._val_sst
         r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0),
                       np.where(sse == 0, 1.0, 0.0))

@@ -50,16 +50,18 @@ BACKPROP = declare("algorithms/backprop/mb_backprop.frag",
                    loop=lambda a: a.D.grid_w, name="backprop/mb-backprop")
 OUTPUT_TRAIN = declare("algorithms/backprop/mb_output.frag",
                        inputs={"Z": In(like="DELTA"), "LIN": In(like="DELTA"), "Y": _ROWS,
-                               "IDX": In()},
-                       outputs=("DELTA", "LOSS"), uniforms=dict(_STEP, first=("int", 0)),
+                               "IDX": In(), "SW": In()},
+                       outputs=("DELTA", "LOSS"),
+                       uniforms=dict(_STEP, first=("int", 0), lscale=("float", 1.0)),
                        defines={"OUT_ACT": 0, "TRAIN": 1, "ACT": 0},
                        loop=lambda a: 8 * a.Z.grid_w, name="backprop/mb-output-train")
 OUTPUT = declare("algorithms/backprop/mb_output.frag", inputs={"Z": In(like="OUT")},
-                 uniforms=dict(_STEP, first=("int", 0)),
+                 uniforms=dict(_STEP, first=("int", 0), lscale=("float", 1.0)),
                  defines={"OUT_ACT": 0, "TRAIN": 0, "ACT": 0},
                  loop=lambda a: 8 * a.Z.grid_w, name="backprop/mb-output")
 _SOLVER_UNIFORMS = dict(_STEP, first=("int", 0), lr="float", alpha="float", mu="float",
-                        beta2=("float", 0.0), eps=("float", 1e-8))
+                        beta2=("float", 0.0), eps=("float", 1e-8), denom="float",
+                        sqscale=("float", 1.0))
 
 
 def _update(gather: bool, solver: str):
@@ -78,7 +80,8 @@ def _update(gather: bool, solver: str):
 
 
 UPDATE = {(g, s): _update(g, s) for g in (False, True) for s in SOLVERS}
-SCORE = declare("algorithms/backprop/mb_score.frag", inputs={"P": _ROWS, "Y": _ROWS},
+SCORE = declare("algorithms/backprop/mb_score.frag",
+                inputs={"P": _ROWS, "Y": _ROWS, "SW": In()},
                 defines={"KIND": 0}, loop=lambda a: 4 * a.P.grid_w, name="backprop/mb-score")
 SCORE_KINDS = {"identity": 0, "softmax": 1, "logistic": 2}
 
@@ -105,9 +108,10 @@ def unpack_layer(w, fan_in: int):
 
 def check_fits(dev, sizes, n_rows: int, batch: int, names: dict) -> None:
     """Refuse, from the shapes alone, a network or data set whose device arrays would not fit
-    (before anything is uploaded): a ValueError naming ``names[what]``."""
+    (before anything is uploaded): a ValueError naming ``names[what]`` (``"layer{m}"`` names
+    layer m's units, which size its activations and the weights into it)."""
     shapes = [("X", (n_rows, sizes[0])), ("y", (n_rows, sizes[-1]))]
-    shapes += [(f"layer{m}", (padded(sizes[m]) + 1, sizes[m + 1]))
+    shapes += [(f"layer{m + 1}", (padded(sizes[m]) + 1, sizes[m + 1]))
                for m in range(len(sizes) - 1)]
     shapes += [(f"layer{m}", (batch, sizes[m])) for m in range(1, len(sizes))]
     for what, shape in shapes:
@@ -138,10 +142,11 @@ class MinibatchTrainer:
     batch : rows per batch (the last batch of an epoch may be shorter).
     weights : list of packed (Lp + 1, L') layers (:func:`pack_layer`); state : the solver's
         packed state per layer (velocities, or (first, second) moments), or None for zeros.
+    sample_weight : (N,) weights of the samples, or None for ones.
     """
 
     def __init__(self, device, sizes, activation, out_activation, solver, hyper, X, Y, batch,
-                 weights, state=None):
+                 weights, state=None, sample_weight=None):
         self.dev = dev = device
         self.sizes = list(sizes)
         self.K = K = len(sizes) - 1
@@ -156,6 +161,10 @@ class MinibatchTrainer:
         self.X = mk(dev.array(np.asarray(X, np.float32), name="X"))
         self.Y = mk(dev.array(np.asarray(Y, np.float32), name="y"))
         self.IDX = mk(dev.empty((1, N), packed=False))
+        self.sw = None if sample_weight is None else np.asarray(sample_weight, np.float64)
+        self.SW = mk(dev.array(np.ones((1, N)) if self.sw is None else self.sw.reshape(1, N),
+                               packed=False))
+        self.order = np.arange(N)
         self.A = [self.X] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K)]
         self.Z = mk(dev.empty((B, sizes[K])))
         self.D = [None] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K + 1)]
@@ -189,7 +198,7 @@ class MinibatchTrainer:
                                    defines={"ACT": self.act if m < K - 1 else 0}))
         out = dev.prepare(OUTPUT_TRAIN, {"DELTA": self.D[K], "LOSS": self.LACC[1 - par]},
                           inputs={"Z": self.Z, "LIN": self.LACC[par], "Y": self.Y,
-                                  "IDX": self.IDX},
+                                  "IDX": self.IDX, "SW": self.SW},
                           defines={"OUT_ACT": self.out_act})
         back = [dev.prepare(BACKPROP, self.D[m], inputs={"D": self.D[m + 1], "W": W[m],
                                                          "A": self.A[m]},
@@ -219,25 +228,31 @@ class MinibatchTrainer:
 
     def set_order(self, order) -> None:
         """The epoch's sample order (a permutation of 0..N-1): one upload of N indices."""
-        self.IDX.set(np.asarray(order, np.float32).reshape(1, -1))
+        self.order = np.asarray(order)
+        self.IDX.set(self.order.astype(np.float32).reshape(1, -1))
 
     def step(self, start: int, nb: int, lr: float, first: bool) -> None:
         """One batch: rows ``start .. start + nb`` of the order, the solver's rate ``lr``
         (Adam: with its bias correction); ``first`` starts the epoch's loss sums."""
         fwd, out, back, upd = self._steps[self.parity]
         first = int(bool(first))
+        denom = float(nb)
+        if self.sw is not None:      # scikit-learn's weighted batch: sums over the weight sum
+            denom = float(self.sw[self.order[start:start + nb]].sum())
+        scale = nb / denom
         with self.dev.phase("forward"):
             fwd[0].run(start=start, nb=nb)       # rows IDX[start + r] of X
             for p in fwd[1:]:
                 p.run(start=0, nb=nb)           # rows r of the batch's activations
         with self.dev.phase("output"):
-            out.run(start=start, nb=nb, first=first)
+            out.run(start=start, nb=nb, first=first, lscale=scale)
         with self.dev.phase("backprop"):
             for p in back:
                 p.run()
         with self.dev.phase("update"):
             for p in upd:
-                p.run(start=start, nb=nb, first=first, lr=float(lr))
+                p.run(start=start, nb=nb, first=first, lr=float(lr), denom=denom,
+                      sqscale=scale)
         self.parity ^= 1
 
     def epoch_sums(self) -> tuple:
@@ -267,14 +282,14 @@ class MinibatchTrainer:
     def snapshot_arrays(self) -> list:
         return [self._keep(self.dev.empty(w.shape)) for w in self.W[0]]
 
-    def score_terms(self, Xv, Yv, kind: int, P=None):
+    def score_terms(self, Xv, Yv, SWv, kind: int):
         """Per-output sums of the validation terms (``mb_score.frag``) for the device arrays
-        Xv, Yv: one sum per output read back."""
+        Xv, Yv and weights SWv: one sum per output read back."""
         from ...ops.reduce.sums import sum as dsum
         with self.dev.scope() as s:
             P = forward(self.dev, self.W[self.parity], Xv, self.act, self.out_act, scope=s)
             T = s.empty(P.shape)
-            SCORE(T, P=P, Y=Yv, defines={"KIND": kind})
+            SCORE(T, P=P, Y=Yv, SW=SWv, defines={"KIND": kind})
             return dsum(T, axis=0).get().astype(np.float64).ravel()
 
     def release(self) -> None:

@@ -2,7 +2,9 @@
 // 1 softmax over the row, 2 logistic). TRAIN: writes the output error DELTA = p - y (the
 // gradient of the loss at Z for each of the three pairings: identity with squared error,
 // softmax and logistic with log-loss) and adds each sample's loss into LOSS (ping-pong from
-// LIN; `first` starts the sum). Otherwise writes the outputs P. Uniforms: start, nb, first.
+// LIN; `first` starts the sum). Each sample's error and loss are weighted by its SW, the
+// loss also by `lscale` (scikit-learn's batch-size over weight-sum factor). Otherwise writes
+// the outputs P. Uniforms: start, nb, first, lscale.
 #include "mb_common.glsl"
 
 const float PROB_EPS = 1.1920929e-07;   // float32 epsilon: log-loss clips p to [eps, 1 - eps]
@@ -45,7 +47,8 @@ void main() {
     if (r >= nb) { DELTA = vec4(0.0); LOSS = before; return; }
     int src = int(IDX_get(start + r));
     vec4 y = Y_texel(src, g.y);
-    DELTA = (p - y) * live;
+    float sw = SW_get(src);
+    DELTA = (p - y) * live * sw;
     vec4 pc = clamp(p, PROB_EPS, 1.0 - PROB_EPS);
 #if OUT_ACT == 1
     vec4 loss = -xlogy(y, pc);
@@ -54,7 +57,7 @@ void main() {
 #else
     vec4 loss = (y - p) * (y - p) / (2.0 * float(Z_COLS));
 #endif
-    LOSS = before + loss * live;
+    LOSS = before + loss * live * (sw * lscale);
 #else
     OUT = p;
 #endif

@@ -3,12 +3,13 @@
 // the caller for R^2. KIND 1 (one output per class, softmax): lane 0 of texel 0 is 1 when the
 // first largest output is the target's class. KIND 2 (logistic outputs: binary or
 // multilabel): lane 0 of texel 0 is 1 when every output thresholded at 0.5 equals its target.
+// Each row's terms are weighted by its SW.
 void main() {
     ivec2 g = OUT_grid();
     int r = g.x;
 #if KIND == 0
     vec4 d = Y_texel(r, g.y) - P_texel(r, g.y);
-    OUT = d * d * vec4(OUT_lanes());
+    OUT = d * d * vec4(OUT_lanes()) * SW_get(r);
 #else
     if (g.y != 0) { OUT = vec4(0.0); return; }
     float hit = 1.0;
@@ -36,6 +37,6 @@ void main() {
             if (4 * q + l < P_COLS && (p[l] > 0.5) != (y[l] > 0.5)) hit = 0.0;
     }
 #endif
-    OUT = vec4(hit, 0.0, 0.0, 0.0);
+    OUT = vec4(hit * SW_get(r), 0.0, 0.0, 0.0);
 #endif
 }
