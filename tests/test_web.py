@@ -64,7 +64,8 @@ def test_bundle_roundtrip_and_compression(dev, tmp_path):
     assert [op["op"] for op in meta["ops"]] == ["repeat", "read"]
     assert meta["ops"][0]["count"] == 5
     assert meta["prelude"], "x was made before the trace: its contents are in the prelude"
-    off, n = meta["data"][meta["prelude"][0]["data"]]
+    c = meta["chunks"][meta["prelude"][0]["data"]]
+    off, n = c["offset"] // 4, c["bytes"] // 4
     np.testing.assert_array_equal(data[off:off + n][:16], x.layout.pack_array(
         np.arange(8, dtype=np.float32).reshape(2, 4)).ravel()[:16])
     assert all(p.startswith("#version 300 es") for p in meta["programs"])
@@ -99,13 +100,16 @@ def test_one_trace_per_device(dev):
                 pass
 
 
-def test_missing_browser_is_a_clear_error(monkeypatch, tmp_path):
+def test_missing_browser_is_a_clear_error(dev, monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("SHADERGPGPU_CHROMIUM", str(tmp_path / "no-such-browser"))
     with pytest.raises(browser.BrowserNotFound, match="no Chromium"):
         browser.run_page("replay.html", {}, "limits=1")
     from shadergpgpu.frontends.cli import main
-    (tmp_path / "x.sgtrace").write_bytes(b"SGTRACE1")
-    assert main(["replay", str(tmp_path / "x.sgtrace"), "-o", str(tmp_path / "o.npz")]) == 2
+    with sg.trace(dev) as t:
+        dev.array(np.ones((2, 2), np.float32)).get()
+    path = t.save(tmp_path / "x.sgtrace")  # a sound bundle: the browser is what is missing
+    assert main(["replay", str(path), "-o", str(tmp_path / "o.npz")]) == 2
+    assert "no Chromium" in capsys.readouterr().err
 
 
 # ---- replays in the browser --------------------------------------------------------------------

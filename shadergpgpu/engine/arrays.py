@@ -240,7 +240,7 @@ def upload(array, data: np.ndarray) -> None:
     upload of host data goes through here (an open trace records it)."""
     dev = array.device
     if dev.tracer is not None:
-        dev.tracer.upload(array.texture, data)
+        dev.tracer.upload(array.texture, data, array)
     dev.counter.event("upload", data.nbytes)
     from .transfer import write
     write(array, data)

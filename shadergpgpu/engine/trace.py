@@ -25,25 +25,27 @@ host decision in a uniform) replays the Python run's value. :meth:`Trace.steps` 
 :meth:`Trace.section` name recorded blocks: a training loop records one step body, and the
 player repeats it (with a period of 2 where buffers ping-pong between steps).
 
-The bundle written by :meth:`Trace.save` is one file: ``SGTRACE1``, a little-endian uint32
-length, that many bytes of JSON, zero padding to a multiple of 4, then float32 data. The player
-in ``shadergpgpu/web/player.js`` reads it.
+The bundle written by :meth:`Trace.save` is one file, its format defined, written and checked
+in :mod:`.bundle` (lengths and CRC-32 checksums of the header and of every data chunk, all
+checked before anything is drawn); ``shadergpgpu/web/player.js`` replays it in WebGL2.
 """
 from __future__ import annotations
 
 import ctypes
 import hashlib
-import json
 import struct
+import sys
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
+# the bundle format lives in .bundle; trace.load, trace.FORMAT ... name the same objects
+from .bundle import FORMAT, MAGIC, PREAMBLE, BundleError  # noqa: F401
+from .bundle import check_structure, dumps, load, loads  # noqa: F401
 from .errors import ShaderGPGPUError
 
-MAGIC = b"SGTRACE1"
-FORMAT = 1
 GL_TEXTURE0 = 0x84C0
 GL_ACTIVE_TEXTURE = 0x84E0
 GL_TEXTURE_BINDING_2D = 0x8069
@@ -136,13 +138,16 @@ class Trace:
         """The device deleted ``tex``: its GL name may come back as another texture."""
         self._slots.pop(tex.glo, None)
 
-    def upload(self, tex, data: np.ndarray) -> None:
+    def upload(self, tex, data: np.ndarray, array=None) -> None:
+        """An upload of host data into ``tex`` (the texture of ``array``)."""
         if self._read_seen and not self.host_uploads:
+            call, target = _upload_site(array)
             raise TraceError(
-                "the host uploaded data after reading results back inside this trace: a host "
-                "decision between passes cannot be replayed (the replay would upload this run's "
-                "numbers, not its own). End the trace before the host decides, or use "
-                "sg.trace(host_uploads=True) if the new data does not depend on what was read.")
+                f"{call} uploaded host data into {target} after reading results back inside "
+                "this trace: a host decision between passes cannot be replayed (the replay "
+                "would upload this run's numbers, not its own). End the trace before the host "
+                "decides, or use sg.trace(host_uploads=True) if the new data does not depend on "
+                "what was read.")
         s = self._slot(tex, snapshot=False)
         self._emit({"op": "upload", "tex": s, "data": self._data(data)})
 
@@ -213,11 +218,13 @@ class Trace:
 
     # ---- the bundle ------------------------------------------------------------------------
     def bundle(self) -> tuple[dict, np.ndarray]:
-        """(metadata, float32 data) of the record."""
-        offsets, off = [], 0
+        """(metadata, float32 data) of the record; ``meta["chunks"]`` locates each chunk in the
+        data (byte ``offset``, ``bytes``) with its ``crc32``."""
+        chunks, off = [], 0
         for c in self._chunks:
-            offsets.append([off, int(c.size)])
-            off += int(c.size)
+            b = np.ascontiguousarray(c, dtype="<f4").tobytes()
+            chunks.append({"offset": off, "bytes": len(b), "crc32": zlib.crc32(b)})
+            off += len(b)
         data = np.concatenate(self._chunks) if self._chunks else np.zeros(0, np.float32)
         from .programs import shaders_root
         from .export import to_es
@@ -226,39 +233,20 @@ class Trace:
         meta = {"format": FORMAT, "profile": self.device.profile.name,
                 "renderer": self.device.caps.renderer, "vertex": vertex,
                 "programs": self.programs, "textures": [list(t) for t in self.textures],
-                "data": offsets, "prelude": self.prelude, "ops": _compress(self.ops),
+                "chunks": chunks, "prelude": self.prelude, "ops": _compress(self.ops),
                 "sections": {k: _compress(v) for k, v in self.sections.items()},
                 "reads": self.reads, "float_blend": blends}
         return meta, data
 
     def save(self, path) -> Path:
-        """Write the bundle to ``path`` (one file; see the module docstring)."""
+        """Write the bundle to ``path`` (one file; :mod:`.bundle` describes it), checked as
+        :func:`load` checks it."""
         meta, data = self.bundle()
-        head = json.dumps(meta, separators=(",", ":")).encode()
-        pad = (-(len(MAGIC) + 4 + len(head))) % 4
+        raw = dumps(meta, data)
+        loads(raw, "the bundle just recorded")  # what is written is what a player accepts
         path = Path(path)
-        with open(path, "wb") as f:
-            f.write(MAGIC + struct.pack("<I", len(head)) + head + b"\0" * pad)
-            f.write(np.ascontiguousarray(data, dtype="<f4").tobytes())
+        path.write_bytes(raw)
         return path
-
-
-def load(path) -> tuple[dict, np.ndarray]:
-    """(metadata, float32 data) of a saved bundle."""
-    raw = Path(path).read_bytes()
-    if raw[:len(MAGIC)] != MAGIC:
-        raise ValueError(f"{path}: not a shadergpgpu trace bundle")
-    start = len(MAGIC) + 4
-    try:
-        n = struct.unpack("<I", raw[len(MAGIC):start])[0]
-        meta = json.loads(raw[start:start + n])
-    except (struct.error, ValueError):
-        raise ValueError(f"{path}: a damaged or truncated trace bundle") from None
-    start += n + (-(start + n)) % 4
-    if meta.get("format") != FORMAT or (len(raw) - start) % 4:
-        raise ValueError(f"{path}: a damaged trace bundle or an unknown format "
-                         f"{meta.get('format')!r} (this version reads {FORMAT})")
-    return meta, np.frombuffer(raw[start:], dtype="<f4")
 
 
 def unpack_reads(meta: dict, raws) -> list[np.ndarray]:
@@ -306,6 +294,42 @@ def _compress(ops: list) -> list:
             out.append(op)
         i += period * n
     return out
+
+
+def _upload_site(array) -> tuple[str, str]:
+    """(the call that uploads, the array it uploads into), in the words of the code that made
+    the call: the first frame outside this package, the library function it called, and the
+    caller's names for ``array`` (a local variable, or an attribute of one)."""
+    package = str(Path(__file__).resolve().parents[1] / "_")[:-1]   # ".../shadergpgpu/"
+    frame, api = sys._getframe(1), None
+    while frame is not None and \
+            str(Path(frame.f_code.co_filename).resolve()).startswith(package):
+        api, frame = frame, frame.f_back
+    via = ""
+    if api is not None:
+        code = api.f_code
+        via = f"{api.f_globals.get('__name__', '?')}.{getattr(code, 'co_qualname', code.co_name)}"
+    if frame is None:
+        call = f"the library call {via}" if via else "a library call"
+    else:
+        import linecache
+        where = f"{frame.f_code.co_filename}:{frame.f_lineno}"
+        text = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+        call = (repr(text) if text else "the call") + f" at {where}" + \
+            (f" (through {via})" if via else "")
+    shape = getattr(array, "shape", None)
+    names = []
+    if frame is not None and array is not None:
+        for k, v in frame.f_locals.items():
+            if v is array:
+                names.append(k)
+            elif hasattr(v, "__dict__") and not isinstance(v, type):
+                names += [f"{k}.{a}" for a, w in vars(v).items() if w is array]
+    if names:
+        target = "array " + " = ".join(sorted(names))
+    else:
+        target = "an array"
+    return call, target + (f" of shape {shape}" if shape is not None else "")
 
 
 def _type_name(gl_type) -> str:

@@ -144,13 +144,16 @@ def run_page(page: str, files: dict[str, bytes | Path], query: str = "",
 
 def replay(bundle, timeout: float = 180.0) -> tuple[list[np.ndarray], dict]:
     """Replay a saved bundle (path) in headless Chromium: (readbacks shaped as the host read
-    them, the page's metadata with ``ms``, the replay's wall time in the page)."""
+    them, the page's metadata with ``ms``, the replay's wall time in the page). The bundle is
+    checked first (:func:`shadergpgpu.engine.trace.load`: lengths, checksums, format,
+    references): a damaged one raises :class:`~shadergpgpu.engine.trace.BundleError` (a
+    ValueError) before any browser starts, and ``player.js`` checks it again in the page."""
     from ..engine.trace import load, unpack_reads
+    path = Path(bundle)
+    meta, _ = load(path)
     if find_chromium() is None:
         raise BrowserNotFound("no Chromium found to replay in (install Debian's 'chromium' "
                               "package, or set SHADERGPGPU_CHROMIUM to a Chromium binary)")
-    path = Path(bundle)
-    meta, _ = load(path)
     page, raws = run_page("replay.html", {"/bundle.sgtrace": path}, "bundle=/bundle.sgtrace",
                           timeout)
     if len(raws) != len(meta["reads"]):

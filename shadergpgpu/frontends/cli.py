@@ -295,7 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("replay", help="replay a trace bundle in headless Chromium",
                         description="Replay a bundle saved by sg.trace(...).save(PATH) in "
                                     "headless Chromium (WebGL2) and write the browser's "
-                                    "readbacks as r0, r1, ... in the order the host read them.")
+                                    "readbacks as r0, r1, ... in the order the host read them. "
+                                    "The bundle's lengths, checksums and format are checked "
+                                    "first: a damaged bundle is refused (exit status 2) with "
+                                    "what is wrong.")
     pr.add_argument("bundle", help="the bundle file")
     pr.add_argument("-o", "--output", required=True, metavar="OUT.npz",
                     help="where to write the readbacks")

@@ -38,8 +38,10 @@ Files
 
 The run-time settings ``FLUSH_PASSES``, ``RECIPE_CACHE_BYTES`` (``recipes.py``), the kernel
 tables ``REDUCE`` .. ``TRANSPOSE`` (``kernels.py``) and ``_line_pass`` (``recursive.py``) live in
-their home modules, which read them at call time; reading or setting them on this package reads
-or sets the home module's value (there is no copy here).
+their home modules, which read them at call time: read and set them there
+(``blur.recipes.FLUSH_PASSES = False``). This package holds no copy; reading or setting one of
+them on the package raises an AttributeError that names its home (a copy here would change
+nothing).
 
 Device profiles
 ---------------
@@ -78,6 +80,9 @@ becomes -c. Below :data:`IDENTITY_SIGMA` an axis is the identity (the recursive 
 are then alpha = 0, h0 = -1); with both axes there the blur is a copy.
 """
 
+import sys as _sys
+import types as _types
+
 from . import kernels, recipes, recursive
 from . import plans  # noqa: F401  (registers the blur/* pass plans)
 from .api import HOST_SCALE_EXP, gaussian_blur
@@ -95,12 +100,41 @@ from .tiling import (DEFAULT_TILING, LineConfig, Tiling, apply_loop, carry_loop,
                      down_loop, fit_tiling, line_config, reduce_loop)
 
 __all__ = [
-    "APPLY", "BORDERS", "C1_CONSTANTS", "CARRY", "COMBINE", "DEFAULT_TILING", "DOWN", "FIR",
-    "FLUSH_PASSES", "HOST_SCALE_EXP", "IDENTITY_SIGMA", "INTERLEAVE", "LineConfig",
-    "MAX_EXACT_RADIUS", "MAX_RECURSIVE_SIGMA", "METHODS", "NPLS", "RECIPE_CACHE_BYTES",
-    "RECIPE_MAX_TEXELS", "REDUCE", "SCHEDULES", "TRANSPOSE", "TRUNCATE", "Tiling", "apply_loop",
-    "carry_loop", "clear_cache", "combine_loop", "down_loop", "exact_passes", "exact_radius",
-    "fit_tiling", "gaussian_blur", "gaussian_weights", "is_identity_sigma", "line_config",
-    "line_passes", "recipe_cache_bytes", "recursive_coefficients", "recursive_kernel",
-    "reduce_loop", "traffic_bytes",
+    "BORDERS", "C1_CONSTANTS", "DEFAULT_TILING", "FIR", "HOST_SCALE_EXP", "IDENTITY_SIGMA",
+    "LineConfig", "MAX_EXACT_RADIUS", "MAX_RECURSIVE_SIGMA", "METHODS", "NPLS",
+    "RECIPE_MAX_TEXELS", "SCHEDULES", "TRUNCATE", "Tiling", "apply_loop", "carry_loop",
+    "clear_cache", "combine_loop", "down_loop", "exact_passes", "exact_radius", "fit_tiling",
+    "gaussian_blur", "gaussian_weights", "is_identity_sigma", "kernels", "line_config",
+    "line_passes", "plans", "recipe_cache_bytes", "recipes", "recursive",
+    "recursive_coefficients", "recursive_kernel", "reduce_loop", "traffic_bytes",
 ]
+
+# the run-time settings and their home modules (see "Files" above)
+_HOMES = {**dict.fromkeys(("APPLY", "CARRY", "COMBINE", "DOWN", "INTERLEAVE", "REDUCE",
+                           "TRANSPOSE"), kernels),
+          "FLUSH_PASSES": recipes, "RECIPE_CACHE_BYTES": recipes, "_line_pass": recursive}
+
+
+def _elsewhere(name: str) -> AttributeError:
+    home = _HOMES[name].__name__
+    return AttributeError(f"{name} lives in {home}, which reads it at call time: read or set "
+                          f"it there ({home}.{name}); {__name__} holds no copy")
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        raise _elsewhere(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(_types.ModuleType):
+    """This package's module type: setting a run-time setting here is refused (a copy here
+    would change nothing), naming the module that holds it."""
+
+    def __setattr__(self, name, value):
+        if name in _HOMES:
+            raise _elsewhere(name)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

@@ -170,4 +170,13 @@ from .tiles import (_TD, TILE_DEFAULT, TILE_FRAGMENTS, TILE_INTERLEAVE, TILE_JB,
                     TILE_VARIANTS, blocked_shape, blocked_source, set_tile_variant,
                     tile_parts, tile_points, tile_s_lane, tile_variant_name)
 
-__all__ = ["Sammon", "reference_fit", "reference_terms", "plan_phases", "set_tile_variant"]
+__all__ = [
+    "Sammon", "reference_fit", "reference_terms", "plan_phases", "set_tile_variant",
+    # the submodules and the functions and classes re-exported from them (see "Files")
+    "chunking", "geometry", "kernels", "plans", "run", "scaling", "step", "tiles",
+    "StepRule", "accumulate_cost", "block_cost", "blocked_shape", "blocked_source",
+    "chunk_work", "data_scale", "fit_geometry", "host_row", "host_waits", "normalized",
+    "pca_init", "plan_params", "start_step", "sweep_align", "sweep_chunks", "sweep_passes",
+    "sweep_source", "sweep_units", "tile_parts", "tile_points", "tile_s_lane",
+    "tile_variant_name", "update_kernel",
+]

@@ -99,6 +99,6 @@ from .ubo import _ubo_plan  # noqa: F401
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
                        effective_variant)  # noqa: F401
 
-__all__ = ["sgemm", "VARIANTS", "DEFAULT_VARIANT", "default_variant", "effective_variant",
-           "work", "auto_split", "min_split", "Limits", "STAGE", "STAGE_BLOCK", "SIMPLE",
-           "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]
+__all__ = ["sgemm", "check_fits", "VARIANTS", "DEFAULT_VARIANT", "Variant", "default_variant",
+           "effective_variant", "work", "auto_split", "min_split", "Limits", "STAGE",
+           "STAGE_BLOCK", "SIMPLE", "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]

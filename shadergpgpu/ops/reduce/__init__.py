@@ -124,4 +124,5 @@ __all__ = ["ARG_FIRST", "ARG_NEXT", "ARG_NEXT_DUAL", "ArgReduction", "AxisChain"
            "argmax_device", "argmin", "argmin_device", "axis_passes", "default_fanin", "dot",
            "index_of_max", "index_of_min",
            "error_bound", "fanin_for", "gamma", "host_operand", "level_sizes", "norm", "passes",
-           "result_array", "rounding_depth", "sum", "total", "total_device"]
+           "result_array", "rounding_depth", "sum", "total", "total_device",
+           "arg", "chain", "plans"]

@@ -1,0 +1,264 @@
+"""The trace bundle: one file holding a recorded computation (:mod:`.trace`), and its checks.
+
+Format 2, all integers little-endian:
+
+==========  =====  ========================================================================
+offset      bytes  what
+==========  =====  ========================================================================
+0           8      ``SGTRACE2``: ``SGTRACE`` and the format as one ASCII digit
+8           4      uint32: the header's length H in bytes
+12          4      uint32: the number K of data chunks
+16          8      uint64: the bundle's total length in bytes
+24          4      uint32: CRC-32 of the header
+28          4      uint32: CRC-32 of bytes 0 .. 27 (the preamble above)
+32          H      the header: UTF-8 JSON
+32 + H      0..3   zero padding to a multiple of 4
+..          ..     the data: K float32 chunks back to back, as the header's ``chunks`` lists
+                   them (``offset`` and ``bytes`` within the data, ``crc32`` of each)
+==========  =====  ========================================================================
+
+Every byte is covered: the magic by comparison, the preamble and the header by their CRC-32s,
+the padding by being zero, each chunk by its CRC-32 and the total length by the file's.
+:func:`load` (and ``shadergpgpu/web/player.js``, which replays bundles in WebGL2) checks all of
+it, and the references of every operation (textures, programs, chunks, sections, the number of
+readbacks), before anything is drawn: a damaged bundle raises :class:`BundleError` saying what
+is wrong (truncated at byte N of M, checksum mismatch in chunk K, bytes appended after the end,
+unknown format V).
+"""
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ShaderGPGPUError
+
+FORMAT = 2
+MAGIC = b"SGTRACE" + str(FORMAT).encode()   # format 1 bundles start "SGTRACE1"
+_PREAMBLE = struct.Struct("<8sIIQII")        # magic, H, K, total length, header CRC, own CRC
+PREAMBLE = _PREAMBLE.size
+BLEND_MODES = (None, "add", "max", "min")
+
+
+class BundleError(ShaderGPGPUError, ValueError):
+    """A trace bundle is damaged, truncated, or of a format this version does not read (the
+    message says which, and where)."""
+
+
+def dumps(meta: dict, data: np.ndarray) -> bytes:
+    """The bundle's bytes: ``meta`` (whose ``chunks`` must describe ``data``) sealed with the
+    preamble, the lengths and the header's checksum (see the module docstring)."""
+    head = json.dumps(meta, separators=(",", ":")).encode()
+    pad = (-(PREAMBLE + len(head))) % 4
+    body = np.ascontiguousarray(data, dtype="<f4").tobytes()
+    total = PREAMBLE + len(head) + pad + len(body)
+    pre = _PREAMBLE.pack(MAGIC, len(head), len(meta.get("chunks", ())), total,
+                         zlib.crc32(head), 0)[:PREAMBLE - 4]
+    return pre + struct.pack("<I", zlib.crc32(pre)) + head + b"\0" * pad + body
+
+
+def load(path) -> tuple[dict, np.ndarray]:
+    """(metadata, float32 data) of a saved bundle, checked as :func:`loads` checks it."""
+    return loads(Path(path).read_bytes(), str(path))
+
+
+def loads(raw, name: str = "trace bundle") -> tuple[dict, np.ndarray]:
+    """(metadata, float32 data) of a bundle's bytes. Every length, checksum and reference is
+    checked first; a damaged bundle raises :class:`BundleError` ("``name``: what is wrong")."""
+    raw = bytes(raw)
+    try:
+        return _loads(raw)
+    except BundleError as e:
+        raise BundleError(f"{name}: {e}") from None
+
+
+def _loads(raw: bytes) -> tuple[dict, np.ndarray]:
+    n = len(raw)
+    if n >= PREAMBLE and raw[:8] != MAGIC and \
+            zlib.crc32(MAGIC + raw[8:PREAMBLE - 4]) == struct.unpack_from("<I", raw, 28)[0]:
+        raise BundleError("checksum mismatch in the preamble: its first 8 bytes (the magic and "
+                          f"the format) read {_js(raw[:8])}, the checksum says {_js(MAGIC)}")
+    if raw[:7] != MAGIC[:min(n, 7)]:
+        raise BundleError(f"not a shadergpgpu trace bundle (it starts {_js(raw[:8])}, a "
+                          f"bundle starts {_js(MAGIC[:7])})")
+    if n >= 8 and raw[7:8] != MAGIC[7:8]:
+        c = raw[7:8]
+        v = c.decode() if c.isdigit() else f"byte 0x{c[0]:x}"
+        older = " (a bundle of an earlier version: record it again)" \
+            if c.isdigit() and int(c) < FORMAT else ""
+        raise BundleError(f"unknown format {v}, this version reads {FORMAT}{older}")
+    if n < PREAMBLE:
+        total = struct.unpack_from("<Q", raw, 16)[0] if n >= 24 else 0
+        of = f"{total}" if total > n else f"at least {PREAMBLE} (the preamble)"
+        raise BundleError(f"truncated at byte {n} of {of}")
+    _, hlen, k, total, hcrc, pcrc = _PREAMBLE.unpack_from(raw)
+    if zlib.crc32(raw[:PREAMBLE - 4]) != pcrc:
+        raise BundleError(f"checksum mismatch in the preamble (bytes 0..{PREAMBLE - 1})")
+    if n < total:
+        raise BundleError(f"truncated at byte {n} of {total}")
+    if n > total:
+        raise BundleError(f"{n - total} byte(s) appended after the bundle's end at byte "
+                          f"{total} (the file holds {n})")
+    hend = PREAMBLE + hlen
+    start = hend + (-hend) % 4
+    if start > total:
+        raise BundleError(f"the preamble declares a {hlen}-byte header, which ends past the "
+                          f"bundle's end at byte {total}")
+    if zlib.crc32(raw[PREAMBLE:hend]) != hcrc:
+        raise BundleError(f"checksum mismatch in the header (bytes {PREAMBLE}..{hend - 1})")
+    if raw[hend:start].strip(b"\0"):
+        raise BundleError(f"non-zero padding after the header (bytes {hend}..{start - 1})")
+    try:
+        meta = json.loads(raw[PREAMBLE:hend].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise BundleError(f"the header is not JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise BundleError("the header is not a JSON object")
+    if meta.get("format") != FORMAT:
+        raise BundleError(f"the header says format {_js(meta.get('format'))}, the preamble "
+                          f"{FORMAT}")
+    size = total - start
+    chunks = meta.get("chunks")
+    if not isinstance(chunks, list) or len(chunks) != k:
+        got = len(chunks) if isinstance(chunks, list) else "no"
+        raise BundleError(f"the header lists {got} chunks, the preamble declares {k}")
+    off = 0
+    for i, c in enumerate(chunks):
+        if not (isinstance(c, dict) and all(_is_int(c.get(f)) and c[f] >= 0
+                                            for f in ("offset", "bytes", "crc32"))):
+            raise BundleError(f"chunk {i}: expected offset, bytes, crc32 (integers), got "
+                              f"{_js(c)}")
+        if c["offset"] != off or c["bytes"] % 4:
+            raise BundleError(f"chunk {i}: offset {c['offset']}, {c['bytes']} bytes (chunks "
+                              f"are float32 and back to back: expected offset {off})")
+        if off + c["bytes"] > size:
+            raise BundleError(
+                f"the header declares {k} chunks of {sum(int(x.get('bytes', 0)) for x in chunks)}"
+                f" data bytes, the bundle holds {size}: chunk {i} (data bytes {off}.."
+                f"{off + c['bytes'] - 1}) and any after it are missing")
+        off += c["bytes"]
+    if off != size:
+        raise BundleError(f"{size - off} data byte(s) after the last of the {k} chunks belong "
+                          "to none")
+    for i, c in enumerate(chunks):
+        a = start + c["offset"]
+        if zlib.crc32(raw[a:a + c["bytes"]]) != c["crc32"]:
+            raise BundleError(f"checksum mismatch in chunk {i} (bytes {a}..{a + c['bytes'] - 1})")
+    try:
+        check_structure(meta)
+    except ValueError as e:
+        raise BundleError(f"the header is inconsistent: {e}") from None
+    return meta, np.frombuffer(raw, dtype="<f4", count=size // 4, offset=start)
+
+
+def _js(v) -> str:
+    """``v`` as player.js writes it in its messages (JSON; bytes as Latin-1 text)."""
+    if isinstance(v, bytes):
+        v = v.decode("latin-1")
+    return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check_structure(meta: dict) -> None:
+    """Check every reference in a bundle's header (texture slots, programs, chunks and their
+    sizes, sections, blend modes, read rectangles, the number of readbacks a replay makes);
+    a ValueError says the first that does not hold."""
+    def need(ok, what):
+        if not ok:
+            raise ValueError(what)
+
+    def index(v, items, what):
+        need(_is_int(v) and 0 <= v < len(items), f"{what} {_js(v)} is not one of the "
+             f"{len(items)} recorded")
+        return v
+
+    textures = meta.get("textures")
+    need(isinstance(textures, list) and all(
+        isinstance(t, list) and len(t) == 2 and all(_is_int(v) and v > 0 for v in t)
+        for t in textures), "textures must be [width, height] pairs of positive integers")
+    programs = meta.get("programs")
+    need(isinstance(programs, list) and all(isinstance(p, str) for p in programs),
+         "programs must be GLSL sources")
+    need(isinstance(meta.get("vertex"), str), "the vertex shader is missing")
+    chunks = meta["chunks"]
+    sections = meta.get("sections")
+    need(isinstance(sections, dict), "sections must be an object")
+    need(isinstance(meta.get("reads"), list), "reads must be a list")
+
+    def check(ops, where):
+        need(isinstance(ops, list), f"{where} is not a list of operations")
+        for i, op in enumerate(ops):
+            at = f"{where}[{i}]"
+            need(isinstance(op, dict), f"{at} is not an operation")
+            kind = op.get("op")
+            if kind == "upload":
+                w, h = textures[index(op.get("tex"), textures, f"{at}: texture")]
+                c = chunks[index(op.get("data"), chunks, f"{at}: chunk")]
+                need(c["bytes"] == 16 * w * h, f"{at}: chunk {op['data']} holds {c['bytes']} "
+                     f"bytes, texture {op['tex']} ({w}x{h} RGBA float32) takes {16 * w * h}")
+            elif kind == "draw":
+                index(op.get("prog"), programs, f"{at}: program")
+                units = op.get("units")
+                need(isinstance(units, list) and all(
+                    isinstance(u, list) and len(u) == 3 and isinstance(u[0], str) and
+                    _is_int(u[1]) and u[1] >= 0 for u in units), f"{at}: bad sampler units")
+                for u in units:
+                    index(u[2], textures, f"{at}: sampler {_js(u[0])} texture")
+                out = op.get("out")
+                need(isinstance(out, list) and out, f"{at}: no render targets")
+                for t in out:
+                    index(t, textures, f"{at}: render target")
+                need(op.get("viewport") is None or _rect(op["viewport"]), f"{at}: bad viewport")
+                need(op.get("blend") in BLEND_MODES, f"{at}: unknown blend {_js(op.get('blend'))}")
+                need(isinstance(op.get("uniforms"), dict), f"{at}: uniforms must be an object")
+            elif kind == "read":
+                w, h = textures[index(op.get("tex"), textures, f"{at}: texture")]
+                r = op.get("rect")
+                need(r is None or (_rect(r) and r[0] + r[2] <= w and r[1] + r[3] <= h),
+                     f"{at}: rectangle {_js(r)} is not inside the {w}x{h} texture")
+            elif kind == "call":
+                need(isinstance(op.get("section"), str) and op["section"] in sections,
+                     f"{at}: no section {_js(op.get('section'))}")
+            elif kind == "repeat":
+                need(_is_int(op.get("count")) and op["count"] >= 0, f"{at}: bad repeat count")
+                check(op.get("body"), f"{at}.body")
+            else:
+                raise ValueError(f"{at}: unknown operation {_js(kind)}")
+
+    check(meta.get("prelude"), "prelude")
+    check(meta.get("ops"), "ops")
+    for key, body in sections.items():
+        check(body, f"section {_js(key)}")
+
+    reads_in: dict = {}
+
+    def reads(ops, stack):
+        total = 0
+        for op in ops:
+            kind = op["op"]
+            if kind == "read":
+                total += 1
+            elif kind == "repeat":
+                total += op["count"] * reads(op["body"], stack)
+            elif kind == "call":
+                key = op["section"]
+                need(key not in stack, f"section {_js(key)} calls itself")
+                if key not in reads_in:
+                    reads_in[key] = reads(sections[key], stack | {key})
+                total += reads_in[key]
+        return total
+
+    made = reads(meta["prelude"], frozenset()) + reads(meta["ops"], frozenset())
+    need(made == len(meta["reads"]), f"a replay reads back {made} arrays, the header describes "
+         f"{len(meta['reads'])}")
+
+
+def _rect(r) -> bool:
+    return isinstance(r, list) and len(r) == 4 and all(_is_int(v) and v >= 0 for v in r) \
+        and r[2] > 0 and r[3] > 0
