@@ -36,11 +36,7 @@ import shadergpgpu
 ROOT = Path(shadergpgpu.__file__).parent
 
 #: package -> public names it does not list yet, kept while the package is edited elsewhere
-KNOWN_UNLISTED = {
-    # imports its submodules kernels and plans (kernels declared, plans registered) without
-    # listing them
-    "shadergpgpu.algorithms.kmeans": {"kernels", "plans"},
-}
+KNOWN_UNLISTED: dict = {}
 
 #: optional extras: the modules that need one, and the top-level module that is missing then
 EXTRAS = {"shadergpgpu.distributed": ("dask", "distributed")}

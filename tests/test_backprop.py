@@ -176,81 +176,15 @@ def test_tile_rows_choice():
 def test_xor_every_seed_0_to_9(dev):
     # the demo's defaults: 2-4-1, paper schedule, packed, lr 2, 1000 steps
     for seed in range(10):
-        m = bp.MLP(hidden=(4,), lr=2.0, steps=1000, seed=seed, schedule="paper", packed=True,
-                   loss_every=0, device=dev).fit(XOR_X, XOR_Y)
-        assert np.array_equal(m.predict(XOR_X) >= 0.5, XOR_Y >= 0.5), seed
-        assert m.loss_curve_[-1] < 0.05
+        with bp.BackpropNet(dev, [2, 4, 1], XOR_X, XOR_Y[:, None], lr=2.0, schedule="paper",
+                            weights=bp.init_weights([2, 4, 1], seed)) as net:
+            net.step(1000)
+            out = bp.device_forward(dev, net.weights(), XOR_X)[:, 0]
+            assert np.array_equal(out >= 0.5, XOR_Y >= 0.5), seed
+            assert net.loss() < 0.05
 
 
-def test_estimator_attributes_and_predict(dev):
-    rng = np.random.default_rng(5)
-    X = rng.uniform(0, 1, (13, 3))
-    Y = rng.uniform(0, 1, (13, 2))
-    m = bp.MLP(hidden=(5, 4), schedule="paper", packed=False, lr=0.5, steps=6, seed=1,
-               loss_every=2, device=dev).fit(X, Y)
-    ref = bp.init_weights([3, 5, 4, 2], 1)
-    losses = []
-    for _ in range(6):
-        ref, loss = bp.numpy_step(ref, X, Y, 0.5)
-        losses.append(loss)
-    assert m.loss_steps_ == [0, 2, 4, 5]
-    np.testing.assert_allclose(m.loss_curve_, [losses[s] for s in m.loss_steps_], rtol=1e-5)
-    for w, r in zip(m.weights_, ref):
-        assert _rel(w, r) <= W_RTOL
-    assert [c.shape for c in m.coefs_] == [(3, 5), (5, 4), (4, 2)]
-    assert [b.shape for b in m.intercepts_] == [(5,), (4,), (2,)]
-    Xn = rng.uniform(0, 1, (9, 3))
-    np.testing.assert_allclose(m.predict(Xn), bp.numpy_forward(m.weights_, Xn)[-1],
-                               atol=1e-5)
-    assert m.predict(Xn).shape == (9, 2)
-    assert m.n_features_in_ == 3 and m.n_outputs_ == 2
-    assert not hasattr(m, "predict_proba")   # a regressor
-    assert m.passes_per_step_ == bp.paper_phases([3, 5, 4, 2], 13, packed=False)
-
-
-def test_n_iter_counts_steps_run_when_callback_stops(dev):
-    stop_at = 4
-    m = bp.MLP(hidden=(4,), steps=50, loss_every=2, seed=0, device=dev,
-               callback=lambda s, loss, net: s < stop_at).fit(XOR_X, XOR_Y)
-    assert m.loss_steps_[-1] == stop_at
-    assert m.n_iter_ == stop_at + 1          # steps 0..4 ran, then the callback stopped it
-    full = bp.MLP(hidden=(4,), steps=7, device=dev).fit(XOR_X, XOR_Y)
-    assert full.n_iter_ == 7
-
-
-def test_validation_errors(dev):
-    from sklearn.exceptions import NotFittedError
-
-    m = bp.MLP(device=dev, steps=1)
-    with pytest.raises(NotFittedError, match="not fitted"):
-        m.predict(XOR_X)
-    bad = XOR_X.copy()
-    bad[1, 0] = np.nan
-    with pytest.raises(ValueError, match="X contains NaN"):
-        m.fit(bad, XOR_Y)
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
-        m.fit(XOR_X, XOR_Y[:3])
-    with pytest.raises(ValueError, match="Expected 2D array"):
-        m.fit(XOR_X[:, 0], XOR_Y)
-    with pytest.raises(ValueError, match="y contains infinity"):
-        m.fit(XOR_X, np.array([0, np.inf, 1, 0]))
-    with pytest.raises(ValueError, match="schedule"):
-        bp.MLP(schedule="cuda", device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises(ValueError, match="lr"):
-        bp.MLP(lr=0.0, device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises(ValueError, match="hidden"):
-        bp.MLP(hidden=(4, 0), device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises(TypeError, match="hidden"):
-        bp.MLP(hidden=(4, 2.5), device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises(ValueError, match="steps"):
-        bp.MLP(steps=-1, device=dev).fit(XOR_X, XOR_Y)
-    with pytest.raises((TypeError, ValueError), match="string|float"):
-        m.fit(np.array([["a", "b"]]), [0])
-    with pytest.raises(ValueError, match="[Cc]omplex"):
-        m.fit(XOR_X + 1j, XOR_Y)
-    fitted = bp.MLP(device=dev, steps=1).fit(XOR_X, XOR_Y)
-    with pytest.raises(ValueError, match="X has 3 features, but MLP is expecting 2"):
-        fitted.predict(np.zeros((2, 3)))
+def test_backprop_net_validation(dev):
     # the trainer itself: targets of sigmoid units, weights of the right shapes
     with pytest.raises(ValueError, match=r"T: .*\[0, 1\]"):
         bp.BackpropNet(dev, [2, 3, 1], XOR_X, XOR_Y * 2)
@@ -262,22 +196,6 @@ def test_validation_errors(dev):
         bp.BackpropNet(dev, [2, 3, 1], XOR_X[:, :1], XOR_Y)
     with pytest.raises(ValueError, match=r"sizes\[1\]"):
         bp.BackpropNet(dev, [2, 0, 1], XOR_X, XOR_Y)
-
-
-def test_regressor_maps_targets_outside_0_1(dev):
-    # targets outside [0, 1] are scaled into the sigmoid's range by their min and range, and
-    # predictions mapped back: the same weights as training on the scaled targets directly
-    rng = np.random.default_rng(3)
-    X = rng.uniform(-1, 1, (11, 2))
-    y = 5.0 + 3.0 * X[:, 0] - 2.0 * X[:, 1]
-    kw = dict(hidden=(3,), schedule="fused", lr=0.3, steps=5, seed=2, loss_every=0, device=dev)
-    m = bp.MLP(**kw).fit(X, y)
-    t = (y - y.min()) / (y.max() - y.min())
-    ref = bp.MLP(**kw).fit(X, t)
-    assert m.y_min_[0] == pytest.approx(y.min()) and m.y_range_[0] == pytest.approx(np.ptp(y))
-    for w, r in zip(m.weights_, ref.weights_):
-        np.testing.assert_array_equal(w, r)
-    np.testing.assert_allclose(m.predict(X), ref.predict(X) * np.ptp(y) + y.min(), rtol=1e-6)
 
 
 # ---- device_forward validation ----------------------------------------------------------------
@@ -531,70 +449,6 @@ def test_fused_schedule_under_the_7800_gtx_loop_cap(profiled):
     assert got["forward"] == (1 + (1 + 2 * 4)) + (3 if d.is_software else 1) + 1
     for m in range(2):
         assert _rel(w[m], ref1[m]) <= W_RTOL
-
-
-# ---- scikit-learn -----------------------------------------------------------------------------
-FAST = dict(hidden=(8,), schedule="fused", lr=0.02, steps=200, loss_every=0)
-
-
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")
-@pytest.mark.parametrize("est", [bp.MLP(**FAST), bp.MLPClassifier(**FAST)],
-                         ids=["MLP", "MLPClassifier"])
-def test_check_estimator(est):
-    from sklearn.utils.estimator_checks import check_estimator
-
-    # device=None: the estimators use the process-wide device (a Device cannot be pickled,
-    # and check_estimator pickles the estimator). No check is expected to fail.
-    res = check_estimator(est, on_fail=None)
-    failed = [(r["check_name"], r["exception"]) for r in res if r["status"] == "failed"]
-    assert not failed
-
-
-def test_pipeline_grid_search_and_cross_validation(dev):
-    from sklearn.datasets import load_iris
-    from sklearn.model_selection import GridSearchCV, cross_val_score
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    X, y = load_iris(return_X_y=True)
-    pipe = make_pipeline(StandardScaler(), bp.MLPClassifier(device=dev, **FAST))
-    scores = cross_val_score(pipe, X, y, cv=3)
-    assert scores.shape == (3,) and scores.min() >= 0.8
-    gs = GridSearchCV(pipe, {"mlpclassifier__hidden": [(2,), (8,)],
-                             "mlpclassifier__lr": [0.005, 0.02]}, cv=3).fit(X, y)
-    assert gs.best_score_ >= 0.85
-    assert gs.best_estimator_[-1].n_features_in_ == 4
-    assert list(gs.best_estimator_[-1].classes_) == [0, 1, 2]
-    # a regressor in a pipeline: R^2 on a smooth target
-    rng = np.random.default_rng(0)
-    Xr = rng.uniform(-2, 2, (120, 2))
-    yr = np.sin(Xr[:, 0]) + 0.5 * Xr[:, 1]
-    reg = make_pipeline(StandardScaler(), bp.MLP(device=dev, **dict(FAST, lr=0.01, steps=400)))
-    assert cross_val_score(reg, Xr, yr, cv=3).mean() > 0.8
-
-
-def test_classifier_refuses_continuous_targets_and_one_class(dev):
-    m = bp.MLPClassifier(device=dev, **FAST)
-    with pytest.raises(ValueError, match="Unknown label type"):
-        m.fit(XOR_X, np.array([0.1, 0.5, 0.7, 0.2]))
-    with pytest.raises(ValueError, match="1 class"):
-        m.fit(XOR_X, np.zeros(4))
-    m = bp.MLPClassifier(device=dev, **dict(FAST, lr=1.0, steps=1500, hidden=(4,))).fit(
-        XOR_X, np.array(["no", "yes", "yes", "no"]))
-    assert list(m.classes_) == ["no", "yes"]
-    assert list(m.predict(XOR_X)) == ["no", "yes", "yes", "no"]
-    np.testing.assert_allclose(m.predict_proba(XOR_X).sum(axis=1), 1.0)
-
-
-def test_classifier_on_digits_subset(dev):
-    datasets = pytest.importorskip("sklearn.datasets")
-    d = datasets.load_digits()
-    X, y = d.data[:600] / 16.0, d.target[:600]
-    m = bp.MLPClassifier(hidden=(24,), schedule="fused", lr=0.01, steps=250, seed=0,
-                         loss_every=0, device=dev).fit(X[:450], y[:450])
-    assert list(m.classes_) == list(range(10))
-    assert m.score(X[450:], y[450:]) >= 0.85
-    assert m.loss_curve_[-1] < 0.5 * 450 * 0.9 * 0.25   # well below the untrained loss
 
 
 def _run(args, env=None, timeout=120):

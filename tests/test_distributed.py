@@ -257,33 +257,46 @@ def _rel(a, b):
     return max(float(np.abs(x - y).max() / np.abs(y).max()) for x, y in zip(a, b))
 
 
-@pytest.mark.parametrize("schedule", ["paper", "fused"])
-def test_mlp_classifier_data_parallel_equals_single_device(client, ref_dev, schedule):
+# the paper's network (the schedule a data-parallel fit trains)
+PAPER = dict(schedule="paper", solver="sgd", activation="logistic", momentum=0.0, alpha=0.0,
+             n_iter_no_change=np.inf, random_state=0)
+
+
+def _layers(est):
+    return [np.vstack([b[None], c]) for c, b in zip(est.coefs_, est.intercepts_)]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_mlp_classifier_data_parallel_equals_single_device(client, ref_dev):
     from shadergpgpu.algorithms.backprop import MLPClassifier
     rng = np.random.default_rng(6)
     X = rng.standard_normal((203, 5))
     y = np.where(X[:, 0] * X[:, 1] > 0, "a", "b")
-    kw = dict(hidden=(6,), steps=25, lr=0.05, schedule=schedule, loss_every=5)
+    kw = dict(PAPER, hidden_layer_sizes=(6,), max_iter=25, learning_rate_init=0.05,
+              batch_size=203)
     ref = MLPClassifier(device=ref_dev, **kw).fit(X, y)
     est = MLPClassifier(**kw).fit(X, y, client=client)
     assert est.n_shards_ == 2
-    assert _rel(est.weights_, ref.weights_) <= 1e-5       # full batch: the same weights
+    assert _rel(_layers(est), _layers(ref)) <= 1e-5       # full batch: the same weights
     np.testing.assert_allclose(est.loss_curve_, ref.loss_curve_, rtol=1e-5)
-    assert est.loss_steps_ == ref.loss_steps_ and est.n_iter_ == ref.n_iter_
+    assert est.n_iter_ == ref.n_iter_ == 25
     assert list(est.classes_) == ["a", "b"]
     np.testing.assert_array_equal(est.predict(X[:20]), ref.predict(X[:20]))
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_mlp_regressor_data_parallel(client, ref_dev):
     from shadergpgpu.algorithms.backprop import MLP
     rng = np.random.default_rng(7)
     X = rng.uniform(-1, 1, (150, 3))
-    y = np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2]
-    kw = dict(hidden=(5, 4), steps=20, lr=0.02, schedule="fused")
+    y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + 2) / 4
+    kw = dict(PAPER, hidden_layer_sizes=(5, 4), max_iter=20, learning_rate_init=0.02,
+              batch_size=150)
     ref = MLP(device=ref_dev, **kw).fit(X, y)
     est = MLP(**kw).fit(X, y, client=client)
-    assert _rel(est.weights_, ref.weights_) <= 1e-5
-    np.testing.assert_allclose(est.y_min_, ref.y_min_)
+    assert _rel(_layers(est), _layers(ref)) <= 1e-5
+    with pytest.raises(ValueError, match="client=.*schedule='paper'"):
+        MLP(hidden_layer_sizes=(4,)).fit(X, y, client=client)
 
 
 @pytest.mark.parametrize("step,layout", [("source", "rows"), ("adaptive", "rows"),
@@ -368,17 +381,19 @@ def test_sammon_survives_a_killed_worker(client, ref_dev, kill_nth):
     np.testing.assert_allclose(est.stress_history_, ref.stress_history_, rtol=1e-5)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_mlp_survives_a_killed_worker(client, ref_dev, kill_nth):
     from shadergpgpu.algorithms.backprop import MLPClassifier
     rng = np.random.default_rng(10)
     X = rng.standard_normal((160, 4))
     y = (X[:, 0] + X[:, 1] > 0).astype(int)
-    kw = dict(hidden=(5,), steps=15, lr=0.05, schedule="fused")
+    kw = dict(PAPER, hidden_layer_sizes=(5,), max_iter=15, learning_rate_init=0.05,
+              batch_size=160)
     ref = MLPClassifier(device=ref_dev, **kw).fit(X, y)
     mark = kill_nth(6)
     est = MLPClassifier(**kw).fit(X, y, client=client)
     assert os.path.exists(mark)
-    assert _rel(est.weights_, ref.weights_) <= 1e-5
+    assert _rel(_layers(est), _layers(ref)) <= 1e-5
 
 
 def test_sammon_one_shard_is_the_single_device_fit(client, ref_dev):

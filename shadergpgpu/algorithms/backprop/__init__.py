@@ -124,8 +124,8 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 from __future__ import annotations
 
 # every submodule imported: the kernels are declared and the pass plans registered on import
-from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, plans,
-               reference, ubo)
+from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, paper_fit,
+               plans, reference, ubo)
 from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
 from .estimator import MLP, MLPClassifier, MLPRegressor
@@ -143,5 +143,5 @@ __all__ = ["BackpropNet", "EXTRA_PHASES", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_
            "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits", "checks",
            "device_forward", "estimator", "fused", "fused_phases", "init_weights",
            "kernels", "limits", "minibatch", "net_arrays", "network", "numpy_forward",
-           "numpy_step", "paper", "paper_formula_total", "paper_phases", "plan_for",
+           "numpy_step", "paper", "paper_fit", "paper_formula_total", "paper_phases", "plan_for",
            "plans", "reference", "step_flops", "tile_rows", "ubo", "update_chunk"]

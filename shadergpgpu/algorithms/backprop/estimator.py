@@ -32,18 +32,15 @@ from sklearn.neural_network import MLPRegressor as _SkRegressor
 from sklearn.neural_network._stochastic_optimizers import AdamOptimizer, SGDOptimizer
 from sklearn.utils import gen_batches, shuffle
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_random_state, validate_data
+from sklearn.utils.validation import validate_data
 
-from ...engine import runners
 from ...engine import validation as val
 from . import minibatch as mb
-from .network import BackpropNet
+from .paper_fit import fit_paper
 
 SCHEDULES = ("fused", "paper")
 _EXTRA_CONSTRAINTS = {"schedule": [StrOptions(set(SCHEDULES))], "packed": ["boolean"],
                       "device": "no_validation"}
-_PAPER_NEEDS = {"solver": "sgd", "activation": "logistic", "momentum": 0.0, "alpha": 0.0,
-                "learning_rate": "constant", "early_stopping": False}
 
 
 class _DeviceMLP:
@@ -100,13 +97,8 @@ class _DeviceMLP:
                               "going to be clipped")
             batch_size = int(np.clip(self.batch_size, 1, n_samples))
         dev = val.pick_device(self.device, [])
-        names = {"X": f"X (its {n_samples} samples, {layer_units[0]} features)",
-                 "y": f"y (its {layer_units[-1]} outputs)", "batch": "batch_size"}
-        names.update({f"layer{m}": f"hidden_layer_sizes[{m - 1}] = {layer_units[m]}"
-                      for m in range(1, len(layer_units) - 1)})
-        names[f"layer{len(layer_units) - 1}"] = names["y"]
-        names["layer0"] = names["X"]
-        mb.check_fits(dev, layer_units, n_samples, batch_size, names)
+        mb.check_fits(dev, layer_units, n_samples, batch_size,
+                      self._size_names(layer_units, n_samples))
         opt = self._optimizer
         K = len(self.coefs_)
         weights = [mb.pack_layer(c, b) for c, b in zip(self.coefs_, self.intercepts_)]
@@ -188,6 +180,26 @@ class _DeviceMLP:
             s[:] = cs + bs_
         opt.params = self.coefs_ + self.intercepts_
 
+    @staticmethod
+    def _size_names(layer_units, n_samples) -> dict:
+        """What :func:`.minibatch.check_fits` names for each array: the user's arguments."""
+        K = len(layer_units) - 1
+        names = {"X": f"X (its {n_samples} samples, {layer_units[0]} features)",
+                 "y": f"y (its {layer_units[-1]} outputs)", "batch": "batch_size"}
+        names.update({f"layer{m}": f"hidden_layer_sizes[{m - 1}] = {layer_units[m]}"
+                      for m in range(1, K)})
+        names[f"layer{K}"] = names["y"]
+        return names
+
+    def _initialize(self, y, layer_units, dtype):
+        """scikit-learn's, after the shapes are checked against the device (a network that
+        cannot fit is refused before its weights are drawn on the host)."""
+        n = y.shape[0]
+        batch = min(200, n) if self.batch_size == "auto" else int(min(self.batch_size, n))
+        mb.check_fits(val.pick_device(self.device, []), layer_units, n, batch,
+                      self._size_names(layer_units, n))
+        super()._initialize(y, layer_units, dtype)
+
     def _step_rate(self, opt) -> float:
         """The rate of the next batch's step (Adam: with its bias correction, as
         scikit-learn's ``AdamOptimizer`` computes it)."""
@@ -243,81 +255,7 @@ class _DeviceMLP:
 
     # ---- the paper's network ---------------------------------------------------------------
     def _fit_paper(self, X, y, client):
-        bad = [f"{k}={getattr(self, k)!r}" for k, v in _PAPER_NEEDS.items()
-               if getattr(self, k) != v]
-        need = ", ".join(f"{k}={v!r}" for k, v in _PAPER_NEEDS.items())
-        what = "schedule='paper'" if client is None else "a data-parallel fit (client=)"
-        if self.schedule != "paper":
-            bad.insert(0, f"schedule={self.schedule!r}")
-        if bad:
-            raise ValueError(f"{what} trains the 2009 paper's network (logistic units, "
-                             "full-batch gradient descent on the summed squared error): it "
-                             f"needs schedule='paper', {need} and full batches; got "
-                             f"{', '.join(bad)}")
-        X, Y = self._validate_input(X, y, False, reset=True)
-        if sparse.issparse(X):
-            X = X.toarray()
-        Y = np.asarray(Y, np.float64).reshape(X.shape[0], -1)
-        n = X.shape[0]
-        if self.batch_size != "auto" and self.batch_size < n or \
-                self.batch_size == "auto" and n > 200:
-            raise ValueError(f"batch_size={self.batch_size!r}: schedule='paper' trains on "
-                             f"full batches; set batch_size >= n_samples ({n})")
-        if Y.min() < 0.0 or Y.max() > 1.0:
-            raise ValueError("y: schedule='paper' trains logistic outputs, so targets must "
-                             f"lie in [0, 1]; got [{Y.min():g}, {Y.max():g}]")
-        hidden = list(np.atleast_1d(self.hidden_layer_sizes).astype(int))
-        units = [X.shape[1], *hidden, Y.shape[1]]
-        self._random_state = check_random_state(self.random_state)
-        self._initialize(Y, units, np.float64)
-        self.out_activation_ = "logistic"
-        start = [np.vstack([b[None, :], c]) for c, b in zip(self.coefs_, self.intercepts_)]
-        if client is not None:
-            out = runners.get("fit_mlp")(dict(sizes=units, weights=start,
-                                              lr=float(self.learning_rate_init),
-                                              steps=int(self.max_iter),
-                                              packed=bool(self.packed)), X, Y, client)
-            weights, curve, passes, self.n_shards_ = out
-        else:
-            dev = val.pick_device(self.device, [])
-            weights, curve, passes = self._paper_steps(dev, units, X, Y, start)
-        self.coefs_ = [w[1:].copy() for w in weights]
-        self.intercepts_ = [w[0].copy() for w in weights]
-        self.loss_curve_ = list(curve)
-        self.loss_ = curve[-1] if curve else float("nan")
-        self.best_loss_ = min(curve) if curve else np.inf
-        self.n_iter_ = len(curve)
-        self.t_ = n * self.n_iter_
-        self.passes_per_step_ = passes
-        return self
-
-    def _paper_steps(self, dev, units, X, Y, start):
-        """``max_iter`` full-batch steps of the paper schedule, the summed squared error read
-        after each (scikit-learn's stopping rule on it)."""
-        curve, passes = [], {}
-        self._no_improvement_count = 0
-        best = np.inf
-        with BackpropNet(dev, units, X, Y, weights=start, lr=self.learning_rate_init,
-                         schedule="paper", packed=self.packed) as net:
-            for s in range(int(self.max_iter)):
-                before = dict(dev.counter.passes) if s == 0 else None
-                net.step()
-                if s == 0:
-                    passes = {k: v - before.get(k, 0) for k, v in dev.counter.passes.items()
-                              if v != before.get(k, 0)}
-                curve.append(net.loss())
-                if self.verbose:
-                    print("Iteration %d, loss = %.8f" % (s + 1, curve[-1]))
-                self._no_improvement_count = (self._no_improvement_count + 1
-                                              if curve[-1] > best - self.tol else 0)
-                best = min(best, curve[-1])
-                if self._no_improvement_count > self.n_iter_no_change:
-                    break
-            else:
-                warnings.warn("Stochastic Optimizer: Maximum iterations (%d) reached and the "
-                              "optimization hasn't converged yet." % self.max_iter,
-                              ConvergenceWarning)
-            return net.weights(), curve, passes
+        return fit_paper(self, X, y, client)
 
 
 def _init_params(self, extra):
@@ -402,6 +340,22 @@ class MLPClassifier(_DeviceMLP, _SkClassifier):
     @staticmethod
     def _val_total_squares(Y_val, sw):
         return None
+
+    def _validate_input(self, X, y, incremental, reset):
+        """scikit-learn's, after a check of the network's size from the class count alone
+        (one output per class: the encoded targets are not made for a network that cannot
+        fit the device)."""
+        try:
+            shape, labels = np.shape(X), np.asarray(y)
+            k = len(np.unique(labels)) if labels.ndim == 1 else None
+        except (TypeError, ValueError):
+            k = None
+        if k is not None and len(shape) == 2 and k > 2:
+            hidden = list(np.atleast_1d(self.hidden_layer_sizes))
+            units = [shape[1], *[int(h) for h in hidden], k]
+            mb.check_fits(val.pick_device(self.device, []), units, shape[0], 1,
+                          self._size_names(units, shape[0]))
+        return super()._validate_input(X, y, incremental, reset)
 
     def _device_score(self, tr, Xv, Yv, SWv) -> float:
         """Accuracy on the validation set (weighted as scikit-learn's ``accuracy_score``),

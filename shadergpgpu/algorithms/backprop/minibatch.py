@@ -122,10 +122,21 @@ def check_fits(dev, sizes, n_rows: int, batch: int, names: dict) -> None:
                              f"does not fit the device's textures (max_texture_size "
                              f"{dev.max_texture_size}): {e}") from None
     cap = dev.loop_cap
-    if cap is not None and batch > cap:
+    if cap is None:
+        return
+    if batch > cap:
         raise ValueError(f"{names.get('batch', 'batch_size')} = {batch}: a batch is summed in "
                          f"one fragment loop, and this device stops loops after {cap} "
                          "iterations; use a smaller batch_size")
+    K = len(sizes) - 1
+    # the loops of the other kernels: a forward pass over a layer's inputs, backprop over the
+    # units above, the output activation over the outputs (twice, four per texel)
+    loops = [(f"layer{m}", -(-sizes[m] // 4)) for m in range(K)]
+    loops += [(f"layer{K}", 8 * -(-sizes[K] // 4))]
+    for what, trips in loops:
+        if trips > cap:
+            raise ValueError(f"{names.get(what, what)}: a fragment loops {trips} times over "
+                             f"it, and this device stops loops after {cap} iterations")
 
 
 class MinibatchTrainer:

@@ -27,5 +27,5 @@ from .device import LloydRun, predict_labels
 from .estimator import KMeans
 from .plans import BLOCK_TEXELS, check_fits, geometry, lloyd_phases
 
-__all__ = ["BLOCK_TEXELS", "KMeans", "LloydRun", "check_fits", "geometry", "lloyd_phases",
+__all__ = ["BLOCK_TEXELS", "KMeans", "LloydRun", "check_fits", "geometry", "kernels", "lloyd_phases", "plans",
            "predict_labels"]
