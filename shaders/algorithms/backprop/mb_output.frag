@@ -9,8 +9,6 @@
 
 const float PROB_EPS = 1.1920929e-07;   // float32 epsilon: log-loss clips p to [eps, 1 - eps]
 
-float column_live(int q, int l) { return 4 * q + l < Z_COLS ? 1.0 : 0.0; }
-
 vec4 xlogy(vec4 x, vec4 y) {           // x log y, 0 where x is 0
     return mix(x * log(y), vec4(0.0), equal(x, vec4(0.0)));
 }
@@ -29,12 +27,14 @@ void main() {
     float m = -3.4e38;
     for (int q = 0; q < Z_GRID_W; ++q) {
         vec4 t = Z_texel(r, q);
-        for (int l = 0; l < 4; ++l) if (column_live(q, l) > 0.0) m = max(m, t[l]);
+        ivec4 f = Z_flat(r, q);                     // -1 in padding lanes
+        for (int l = 0; l < 4; ++l) if (f[l] >= 0) m = max(m, t[l]);
     }
     float total = 0.0;
     for (int q = 0; q < Z_GRID_W; ++q) {
         vec4 t = Z_texel(r, q);
-        for (int l = 0; l < 4; ++l) total += column_live(q, l) * exp(t[l] - m);
+        ivec4 f = Z_flat(r, q);
+        for (int l = 0; l < 4; ++l) if (f[l] >= 0) total += exp(t[l] - m);
     }
     vec4 p = exp(z - m) / total * live;
 #elif OUT_ACT == 2

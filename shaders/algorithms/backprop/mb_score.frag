@@ -15,16 +15,16 @@ void main() {
     float hit = 1.0;
 #if KIND == 1
     float best = -1.0;
-    int arg = 0;
-    int want = 0;
+    int arg = -1;                                   // flat indices within the row
+    int want = -2;
     for (int q = 0; q < P_GRID_W; ++q) {
         vec4 p = P_texel(r, q);
         vec4 y = Y_texel(r, q);
+        ivec4 f = P_flat(r, q);                     // -1 in padding lanes
         for (int l = 0; l < 4; ++l) {
-            int c = 4 * q + l;
-            if (c < P_COLS) {
-                if (p[l] > best) { best = p[l]; arg = c; }
-                if (y[l] > 0.5) want = c;
+            if (f[l] >= 0) {
+                if (p[l] > best) { best = p[l]; arg = f[l]; }
+                if (y[l] > 0.5) want = f[l];
             }
         }
     }
@@ -33,8 +33,9 @@ void main() {
     for (int q = 0; q < P_GRID_W; ++q) {
         vec4 p = P_texel(r, q);
         vec4 y = Y_texel(r, q);
+        ivec4 f = P_flat(r, q);
         for (int l = 0; l < 4; ++l)
-            if (4 * q + l < P_COLS && (p[l] > 0.5) != (y[l] > 0.5)) hit = 0.0;
+            if (f[l] >= 0 && (p[l] > 0.5) != (y[l] > 0.5)) hit = 0.0;
     }
 #endif
     OUT = vec4(hit * SW_get(r), 0.0, 0.0, 0.0);
