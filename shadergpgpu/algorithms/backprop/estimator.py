@@ -258,10 +258,12 @@ class _DeviceMLP:
         return fit_paper(self, X, y, client)
 
 
-def _init_params(self, extra):
-    self.schedule = extra["schedule"]
-    self.packed = extra["packed"]
-    self.device = extra["device"]
+def _init_params(self, sk_init, given):
+    """scikit-learn's ``__init__`` with its parameters, then the project's own."""
+    extra = ("schedule", "packed", "device")
+    sk_init(**{k: v for k, v in given.items() if k not in extra + ("self", "__class__")})
+    for k in extra:
+        setattr(self, k, given[k])
 
 
 class MLPClassifier(_DeviceMLP, _SkClassifier):
@@ -313,17 +315,7 @@ class MLPClassifier(_DeviceMLP, _SkClassifier):
                  nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1,
                  beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000,
                  schedule="fused", packed=True, device=None):
-        super().__init__(hidden_layer_sizes=hidden_layer_sizes, activation=activation,
-                         solver=solver, alpha=alpha, batch_size=batch_size,
-                         learning_rate=learning_rate, learning_rate_init=learning_rate_init,
-                         power_t=power_t, max_iter=max_iter, shuffle=shuffle,
-                         random_state=random_state, tol=tol, verbose=verbose,
-                         warm_start=warm_start, momentum=momentum,
-                         nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, beta_1=beta_1,
-                         beta_2=beta_2, epsilon=epsilon, n_iter_no_change=n_iter_no_change,
-                         max_fun=max_fun)
-        _init_params(self, dict(schedule=schedule, packed=packed, device=device))
+        _init_params(self, super().__init__, locals())
 
     def fit(self, X, y, sample_weight=None, client=None):
         """Fit the model to X and the class labels y (scikit-learn's ``fit``); with a Dask
@@ -409,17 +401,7 @@ class MLPRegressor(_DeviceMLP, _SkRegressor):
                  nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1,
                  beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000,
                  schedule="fused", packed=True, device=None):
-        super().__init__(loss=loss, hidden_layer_sizes=hidden_layer_sizes,
-                         activation=activation, solver=solver, alpha=alpha,
-                         batch_size=batch_size, learning_rate=learning_rate,
-                         learning_rate_init=learning_rate_init, power_t=power_t,
-                         max_iter=max_iter, shuffle=shuffle, random_state=random_state,
-                         tol=tol, verbose=verbose, warm_start=warm_start, momentum=momentum,
-                         nesterovs_momentum=nesterovs_momentum, early_stopping=early_stopping,
-                         validation_fraction=validation_fraction, beta_1=beta_1,
-                         beta_2=beta_2, epsilon=epsilon, n_iter_no_change=n_iter_no_change,
-                         max_fun=max_fun)
-        _init_params(self, dict(schedule=schedule, packed=packed, device=device))
+        _init_params(self, super().__init__, locals())
 
     def fit(self, X, y, sample_weight=None, client=None):
         """Fit the model to X and the targets y (scikit-learn's ``fit``); with a Dask
