@@ -122,13 +122,9 @@ def test_trainer_epoch_matches_float64(dev, solver, act, out, weighted):
         scale = max(np.abs(ref_c[m]).max(), np.abs(ref_b[m]).max())
         np.testing.assert_allclose(got[m][0], ref_c[m], rtol=0, atol=2e-6 * scale)
         np.testing.assert_allclose(got[m][1], ref_b[m], rtol=0, atol=2e-6 * scale)
-    # the loss sums: data term plus the L2 term (as the estimator adds them)
-    nbs = [len(order[s:s + B]) for s in range(0, N, B)]
-    if not weighted:
-        assert data + 0.5 * h["alpha"] * sq == pytest.approx(ref_loss, rel=1e-5)
-    else:
-        assert len(nbs) == 3   # weighted: scales per batch are in the sums already
-        assert data + 0.5 * h["alpha"] * sq == pytest.approx(ref_loss, rel=1e-5)
+    # the loss sums: data term plus the L2 term (as the estimator adds them; a weighted
+    # batch's scale, its size over its weight sum, is in both sums already)
+    assert data + 0.5 * h["alpha"] * sq == pytest.approx(ref_loss, rel=1e-5)
 
 
 # ---- the estimators against scikit-learn -----------------------------------------------------

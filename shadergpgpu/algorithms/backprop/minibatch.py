@@ -16,8 +16,8 @@ layers, with nothing read back:
   (velocity, moments) in textures beside the weights; the same pass adds the squared weights
   into the penalty's running sum.
 
-The host reads the epoch's loss (two sums of a few texels), and, with early stopping, the
-validation score (one sum per output). Weights live as (Lp + 1, L') matrices packed by rows,
+The host reads the epoch's loss (one readback of K + 1 sums made on the device), and, with
+early stopping, the validation score (one sum per output). Weights live as (Lp + 1, L') matrices packed by rows,
 ``Lp = 4 ceil(L / 4)``: rows ``L .. Lp - 1`` zero (a texel of four inputs meets four weight rows)
 and row ``Lp`` the intercepts.
 """
@@ -28,6 +28,8 @@ import numpy as np
 from ...engine.builtin import COPY
 from ...engine.errors import TooLargeError
 from ...engine.kernels import In, declare
+from ...ops.reduce.chain import result_array
+from ...ops.reduce.sums import SumReduction
 
 ACTIVATIONS = {"identity": 0, "logistic": 1, "tanh": 2, "relu": 3}
 OUT_ACTIVATIONS = {"identity": 0, "softmax": 1, "logistic": 2}
@@ -189,6 +191,12 @@ class MinibatchTrainer:
         self.SQ = [[mk(dev.empty(np.shape(w))) for w in weights] for _ in range(2)]
         self.parity = 0
         self._steps = [self._prepare(par) for par in (0, 1)]
+        # the epoch's loss terms, summed on the device into one small result (slot 0: the
+        # samples' losses; slot 1 + m: layer m's squared weights over the epoch's batches)
+        self.SUMS = mk(result_array(dev, K + 1))
+        self._sums = [[SumReduction(dev, a.layout, result=self.SUMS, slot=i, source=a)
+                       for i, a in enumerate([self.LACC[par]] + self.SQ[par])]
+                      for par in (0, 1)]
 
     def _keep(self, a):
         self._arrays.append(a)
@@ -268,12 +276,12 @@ class MinibatchTrainer:
 
     def epoch_sums(self) -> tuple:
         """(sum of the samples' losses, sum over the epoch's batches of |W|^2) since the
-        epoch's first step: a few texels read back."""
-        from ...ops.reduce.sums import sum as dsum
+        epoch's first step: the sums made on the device, K + 1 texels read back once."""
         with self.dev.phase("loss"):
-            data = float(dsum(self.LACC[self.parity]).get().ravel()[0])
-            sq = sum(float(dsum(s).get().ravel()[0]) for s in self.SQ[self.parity])
-        return data, sq
+            for chain in self._sums[self.parity]:
+                chain.run()
+            v = self.SUMS.get().astype(np.float64).reshape(-1, 4)[:, 0]
+        return float(v[0]), float(v[1:].sum())
 
     def weights(self) -> list:
         """The current packed layers (float64)."""
@@ -304,6 +312,10 @@ class MinibatchTrainer:
             return dsum(T, axis=0).get().astype(np.float64).ravel()
 
     def release(self) -> None:
+        for chains in getattr(self, "_sums", []):
+            for c in chains:
+                c.release()
+        self._sums = []
         for a in self._arrays:
             a.release()
         self._arrays.clear()

@@ -4,7 +4,7 @@
 void main() {
     ivec2 g = OUT_grid();
     int r = g.x;
-    int k = 4 * g.y;
+    int k = OUT_pos(0).y;                        // the texel's first unit
     vec4 s = vec4(0.0);
     for (int q = 0; q < D_GRID_W; ++q) {
         vec4 d = D_texel(r, q);

@@ -16,15 +16,13 @@ void main() {
     if (bias) {
         for (int r = 0; r < nb; ++r) grad += D_texel(r, g.y);
     } else {
-        int q = k / 4;
-        int l = k - 4 * q;
         for (int r = 0; r < nb; ++r) {
 #if GATHER
             int src = int(IDX_get(start + r));
 #else
             int src = r;
 #endif
-            grad += A_texel(src, q)[l] * D_texel(r, g.y);
+            grad += A_at(src, k) * D_texel(r, g.y);
         }
     }
     float reg = bias ? 0.0 : alpha;
