@@ -13,8 +13,10 @@ the result. A vector of ``n`` packed values (``ceil(n / 4)`` texels) takes
       >>> from shadergpgpu.ops.reduce import ReductionKernel
       >>> l2 = ReductionKernel("float32 x", "float32 y", "x * x", "a + b", "y = sqrt(a)",
       ...                      identity=0.0, name="l2norm")
-      >>> l2(np.arange(4.0))                          # numpy in -> numpy out: sqrt(14)
-      >>> l2(np.ones((3, 5)), axis=1)                 # per row: [2.236, 2.236, 2.236]
+      >>> round(float(l2(np.arange(4.0))), 4)          # numpy in -> numpy out: sqrt(14)
+      3.7417
+      >>> l2(np.ones((3, 5)), axis=1).round(3)         # per row
+      array([2.236, 2.236, 2.236], dtype=float32)
 
   Array parameters are read by element from textures of any layout; scalar parameters become
   uniforms. :data:`SUM`, :func:`dot` and :func:`norm` are instances of it, and
@@ -52,8 +54,8 @@ Numerical contract (``u = 2**-24``, float32's unit roundoff; ``gamma(K) = K u / 
   for a sum of ``n`` terms (for ``dot`` add ``2**-126 * sum(|x| + |y|)``: a subnormal factor
   loses its whole product). Example: the sum of ``[1e-45, 1e-40]`` is ``0.0`` (numpy:
   ``1.0e-40``); elements under ``2**-63 ~ 1.1e-19`` in magnitude have subnormal squares, which
-  ``norm`` drops. Seen on llvmpipe and on an H100 (NVIDIA driver); on hardware that keeps
-  subnormals the term is not needed, but it is the documented limit.
+  ``norm`` drops. On hardware that keeps subnormals the term is not needed, but it is the
+  documented limit.
 * **Overflow**: a partial sum beyond float32's range becomes ``+-inf`` and stays non-finite
   (``inf + -inf`` is NaN), so a finite result always satisfies the bound and an all-positive
   (all-negative) input whose sum exceeds ``3.4e38`` gives ``+inf`` (``-inf``), as numpy's
@@ -74,9 +76,12 @@ complex, object and string arrays are refused.
     >>> from shadergpgpu.ops import reduce
     >>> dev = sg.Device()
     >>> x = dev.array(np.arange(10.0))
-    >>> reduce.total(dev, x)                      # 45.0
-    >>> reduce.argmax(dev, x)                     # (9.0, 9)
-    >>> reduce.argmin(dev, x, mask=np.arange(10) > 3)   # (4.0, 4)
+    >>> reduce.total(dev, x)
+    45.0
+    >>> reduce.argmax(dev, x)                     # (value, index)
+    (9.0, 9)
+    >>> reduce.argmin(dev, x, mask=np.arange(10) > 3)
+    (4.0, 4)
 
 Files:
 
