@@ -178,13 +178,59 @@ class ElementwiseKernel:
 
     Parameters
     ----------
-    in_params : ``"float32 x, float32 y, float32 a"``: inputs (arrays or scalars, decided by
-        what each call passes).
-    out_params : ``"float32 z"`` (1..8 outputs).
-    operation : GLSL statements run once per element, e.g. ``"z = x * y + a"`` (a final ``;``
-        is added when missing). ``i`` is the element's row-major flat index.
-    name : shown in errors and in the compiled kernel's name.
-    preamble : GLSL placed before ``main`` (helper functions, constants).
+    in_params : str
+        The inputs, ``"type name"`` pairs separated by commas, e.g.
+        ``"float32 x, float32 y, float32 a"``. Each call decides whether an input is an array
+        or a scalar (a uniform) by what it passes.
+    out_params : str
+        The outputs in the same form, e.g. ``"float32 z"``: 1 to 8 (one render target each).
+    operation : str
+        GLSL statements run once per element, e.g. ``"z = x * y + a"`` (a final ``;`` is
+        added when missing). ``i`` is the element's row-major flat index.
+    name : str or None, default=None
+        An identifier shown in errors and in the compiled kernel's name (None:
+        ``"elementwise"``).
+    preamble : str, default=""
+        GLSL placed before ``main`` (helper functions, constants).
+
+    Calling the kernel, ``k(*inputs, *outputs, device=None)``, takes the inputs in order,
+    then optionally the outputs to write into (device arrays of the output's layout, or numpy
+    arrays filled in place); ``device`` picks the Device (default: the arguments', else the
+    thread's default device). See the module for the conversion and broadcasting rules.
+
+    Returns
+    -------
+    A call returns numpy arrays when every array argument is a numpy array, else new (or the
+    given) DeviceArrays; one output comes back alone, several as a tuple. Scalars only give
+    0-d arrays.
+
+    Raises
+    ------
+    ValueError
+        At construction: a name that is not an identifier, no output or more than 8, a
+        parameter named twice, an empty operation, a ``uniform`` declaration, or a name in
+        the operation that is neither a parameter, ``i``, GLSL nor the preamble's. At a call:
+        shapes that do not broadcast, released inputs, inputs of more than 2 dimensions,
+        values that float32 cannot hold.
+    TypeError
+        A call with the wrong number of arguments; a preamble that is not a string.
+    ShaderCompileError
+        GLSL that does not compile, with the driver's log.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> axpy = sg.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+    ...                             "z = a * x + y", name="axpy")
+    >>> axpy(np.arange(4.0), np.ones(4), 2.0)               # numpy in, numpy out
+    array([1., 3., 5., 7.], dtype=float32)
+    >>> dev = sg.Device()
+    >>> x = dev.array(np.arange(6.0).reshape(2, 3))
+    >>> z = axpy(x, x, 0.5)                                 # device in, device out
+    >>> z.get()
+    array([[0. , 1.5, 3. ],
+           [4.5, 6. , 7.5]], dtype=float32)
     """
 
     def __init__(self, in_params: str, out_params: str, operation: str, name: str | None = None,
