@@ -32,6 +32,13 @@ Runs, in this order (accuracy = score on the 2,000 held-out digits):
      scikit-learn's defaults reach on this split; issue 40), up to run 2's ``n_iter_``
      epochs (or ``--max-epochs``). Each call uploads X and the state again (what
      ``partial_fit`` costs), so this time is an upper bound of the fit's own.
+  3b. time to accuracy in one fit: ``sg.MLPClassifier(random_state=0, max_iter=E).fit``, X
+     uploaded once, the whole fit timed by the wall clock, for E = run 3's epochs to the
+     target and up (at most ``ONE_FIT_TRIES`` values) until the test accuracy reaches it
+     (scikit-learn's ``fit`` and one-epoch ``partial_fit`` calls draw their shuffles
+     differently, so the two trajectories differ a little; else ``MISMATCH``). This is the
+     time the target is judged on (the torch figures likewise keep the data on the device
+     across epochs).
   4. scikit-learn's ``MLPClassifier(random_state=0)`` (``--no-sklearn`` skips it): ``fit``
      time, accuracy, ``n_iter_``; and its time to 0.9495 by the same ``partial_fit`` rule.
   5. torch, if importable with CUDA (``--no-torch`` skips it): the same 784-100-10 ReLU
@@ -41,7 +48,7 @@ Runs, in this order (accuracy = score on the 2,000 held-out digits):
      epochs; time to accuracy (training only, synchronised, accuracy outside the timing).
 
 Targets (issue 40): accuracy of run 2 >= 0.945; on a GPU (renderer not llvmpipe) time to
-0.9495 < 1 s. On llvmpipe no time target unless ``--target-seconds S`` is given. A missed
+0.9495 in one fit (run 3b) < 1 s. On llvmpipe no time target unless ``--target-seconds S`` is given. A missed
 target prints ``MISSED`` and the script exits 1. ``--quick``: 2,000 train digits, max_iter 5,
 no targets (a smoke run).
 """
@@ -70,6 +77,7 @@ TARGET_ACC = 0.9495      # scikit-learn's defaults on this split (issue 40)
 MIN_ACC = 0.945          # the accuracy target of the benchmark (issue 40)
 GPU_SECONDS = 1.0        # the H200 time-to-accuracy target (issue 40)
 TORCH_EPOCHS = 99
+ONE_FIT_TRIES = 6       # run 3b's fits: E, E + 1, ... E + 5
 
 
 # ---- data ----------------------------------------------------------------------------------
@@ -260,6 +268,16 @@ def main(argv=None) -> int:
     print(f"sg time to {TARGET_ACC}: {fmt(r_tta['tta_s'])} ({r_tta['tta_epochs']} epochs; "
           f"best acc {r_tta['best_acc']:.4f} in {r_tta['epochs_run']} epochs)", flush=True)
 
+    # 3b. time to accuracy in one fit of the epochs run 3 needed
+    r_one = None
+    for e in range(r_tta["tta_epochs"] or 0, (r_tta["tta_epochs"] or -10) + ONE_FIT_TRIES):
+        r_one = fit_run(lambda: sg.MLPClassifier(random_state=0, max_iter=e, device=dev),
+                        Xtr, ytr, Xte, yte)
+        print(f"sg one fit of {r_one['epochs']} epochs: {r_one['fit_s']:.3f} s, "
+              f"acc {r_one['acc']:.4f}", flush=True)
+        if r_one["acc"] >= TARGET_ACC:
+            break
+
     # 4. scikit-learn
     sk = sk_tta = None
     if not a.no_sklearn:
@@ -285,6 +303,11 @@ def main(argv=None) -> int:
     rows = [("sg.MLPClassifier", fmt(r_fit["fit_s"]), r_fit["epochs"], f"{r_fit['acc']:.4f}",
              fmt(r_tta["tta_s"]), r_tta["tta_epochs"] or "-",
              fmt(r_fit["epoch_s"]), fmt(r_fit["step_ms"], "ms", 2))]
+    if r_one:
+        rows.append(("sg.MLPClassifier, one fit to it", fmt(r_one["fit_s"]), r_one["epochs"],
+                     f"{r_one['acc']:.4f}", fmt(r_one["fit_s"]), r_one["epochs"],
+                     fmt(r_one["fit_s"] / r_one["epochs"]),
+                     fmt(r_one["fit_s"] / r_one["epochs"] / steps * 1e3, "ms", 2)))
     if sk:
         rows.append((f"scikit-learn {sk['version']}", fmt(sk["fit_s"]), sk["epochs"],
                      f"{sk['acc']:.4f}", fmt(sk_tta["tta_s"]), sk_tta["tta_epochs"] or "-",
@@ -324,13 +347,17 @@ def main(argv=None) -> int:
             verdicts.append(f"MISSED: accuracy {r_fit['acc']:.4f} < {MIN_ACC}")
         limit = a.target_seconds if a.target_seconds is not None else (
             None if software else GPU_SECONDS)
+        if r_one and r_one["acc"] < TARGET_ACC:
+            verdicts.append(f"MISMATCH: one fit of {r_one['epochs']} epochs scores "
+                            f"{r_one['acc']:.4f} < {TARGET_ACC} ({ONE_FIT_TRIES} epoch counts "
+                            f"from partial_fit's {r_tta['tta_epochs']})")
         if limit is not None:
             if r_tta["tta_s"] is None:
                 verdicts.append(f"MISSED: accuracy {TARGET_ACC} not reached in "
                                 f"{r_tta['epochs_run']} epochs ({r_tta['train_s']:.2f} s)")
-            elif r_tta["tta_s"] >= limit:
-                verdicts.append(f"MISSED: time to {TARGET_ACC} {r_tta['tta_s']:.3f} s >= "
-                                f"{limit:g} s")
+            elif r_one and r_one["fit_s"] >= limit:
+                verdicts.append(f"MISSED: time to {TARGET_ACC} in one fit {r_one['fit_s']:.3f} s"
+                                f" >= {limit:g} s (partial_fit calls: {r_tta['tta_s']:.3f} s)")
         else:
             print(f"\n{renderer}: no time target (pass --target-seconds to set one)")
         if not verdicts:
