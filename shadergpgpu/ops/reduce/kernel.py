@@ -22,22 +22,48 @@ class ReductionKernel:
 
     Parameters
     ----------
-    in_params : ``"float32 x, float32 y"``; at a call an array argument is read element by
-        element (any layout; all arrays of one call have one shape), a scalar argument becomes a
-        uniform. Types: float32, float64 (converted to float32), int*/uint*/bool (values must
-        be exact in float32, ``|v| <= 2**24``); every value is a GLSL ``float``.
-    out_params : ``"float32 z"`` (one float32 output).
-    map_expr : GLSL expression of the in-params per element (``_i``: its row-major flat index).
-    reduce_expr : GLSL expression of ``a`` and ``b`` (associative and commutative).
-    post_map_expr : statement(s) setting the output from ``a`` (default ``"z = a"``).
-    identity : the value of an empty reduction (``0`` for sums, ``-inf`` for a max ...).
-    name : shown in errors and kernel names.
+    in_params : str
+        The inputs as ``"type name"`` pairs, e.g. ``"float32 x, float32 y"``. At a call an
+        array argument is read element by element (any layout; all arrays of one call have
+        one shape), a scalar argument becomes a uniform. Types: float32, float64 (converted
+        to float32), int*/uint*/bool (values must be exact in float32, ``|v| <= 2**24``);
+        every value is a GLSL ``float``.
+    out_params : str
+        The one float32 output, e.g. ``"float32 z"``.
+    map_expr : str
+        GLSL expression of the in-params per element (``_i``: its row-major flat index).
+    reduce_expr : str
+        GLSL expression of ``a`` and ``b`` (associative and commutative).
+    post_map_expr : str, default=""
+        Statement(s) setting the output from ``a``; empty: ``"z = a"``.
+    identity : float or str
+        The value of an empty reduction (``0`` for sums, ``-inf`` for a max ...); required.
+        A string is read as a number (CuPy passes C source text).
+    name : str or None, default=None
+        Shown in errors and kernel names (None: ``"reduction_kernel"``).
 
-    Call: ``rk(x, y, ..., axis=None, device=None, fanin=None)``. ``axis=None`` reduces the whole
-    array to one value; ``axis=0`` / ``axis=1`` reduce the columns / the rows of a matrix.
-    numpy inputs give numpy results (a float32 scalar, or a 1-D array); any DeviceArray input
-    gives a DeviceArray (shape ``(1,)`` or ``(n,)``).
+    A call, ``rk(x, y, ..., axis=None, device=None, fanin=None)``, reduces the whole array to
+    one value (``axis=None``) or the columns / the rows of a matrix (``axis=0`` / ``axis=1``);
+    ``device`` picks the Device (default: the arguments', else the thread's default device),
+    ``fanin`` the elements one fragment of a level combines (at least 2).
 
+    Returns
+    -------
+    A call returns numpy results for numpy inputs (a float32 scalar, or a 1-D array) and a new
+    DeviceArray (shape ``(1,)`` or ``(n,)``) when any input is a DeviceArray.
+
+    Raises
+    ------
+    ValueError
+        At construction: no input, not exactly one float32 output, an output named as an
+        input, no identity, or a name in an expression that is not a parameter (or ``_i``,
+        ``a``, ``b`` where allowed). At a call: arrays of different shapes, a bad axis or
+        fan-in, values float32 cannot hold.
+    TypeError
+        A complex, object or string argument.
+
+    Accuracy
+    --------
     Numbers: everything is GLSL float32 arithmetic (subnormal operands and results flushed to
     zero on GPUs and llvmpipe). The reduction order: per lane, each level combines up to
     ``fanin`` partial results one after the other onto the identity; a whole-array reduction's
@@ -49,6 +75,19 @@ class ReductionKernel:
     :func:`error_bound` and the module's numerical contract. ``min`` / ``max`` reductions
     select exactly among normal numbers, but flush subnormals and are undefined for NaN in
     GLSL; :func:`argmin` / :func:`argmax` select exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sum_sq = sg.ReductionKernel("float32 x", "float32 y", "x * x", "a + b", "y = a",
+    ...                             identity=0.0, name="sum_sq")
+    >>> float(sum_sq(np.arange(4.0)))                       # 0 + 1 + 4 + 9
+    14.0
+    >>> biggest = sg.ReductionKernel("float32 x", "float32 y", "x", "max(a, b)", "",
+    ...                              identity="-1e38", name="biggest")
+    >>> biggest(np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]), axis=1)   # per row
+    array([5., 7.], dtype=float32)
     """
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
