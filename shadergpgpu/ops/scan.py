@@ -22,7 +22,6 @@ import numpy as np
 from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, declare
 from ..engine.layout import Layout
-from ..engine.plans import PassPlan, register_plan
 from ..engine.validation import pick_device
 from .elementwise import host_array
 
@@ -40,27 +39,36 @@ def scan_passes(length: int) -> int:
     return max(1, math.ceil(math.log2(length))) if length > 1 else 1
 
 
-register_plan(PassPlan(
-    name="ops/scan",
-    formula="max(1, ceil(log2 L))  (L = length of the scanned axis; flattened: the size)",
-    phases=lambda length: {"scan": scan_passes(length)},
-    notes="Hillis-Steele: one pass per offset 1, 2, 4, ... < L; exclusive scans shift the "
-          "input in the first pass, so they take the same passes",
-    params=("length",)))
-
-
 def cumsum(x, axis=None, exclusive: bool = False, device=None):
     """Cumulative sum of a 1-D or 2-D array, like ``numpy.cumsum``.
 
     Parameters
     ----------
-    x : numpy array (result: numpy float32) or ``DeviceArray`` (result: a new DeviceArray).
-        float64 is rounded to float32; integer arrays must lie within +-2**24; complex and
-        empty arrays are refused.
-    axis : None (the array flattened in row-major order, result 1-D), 1 or -1 (along each row
-        of a 2-D array; -1 or 0 for a 1-D array), 0 (down each column of a 2-D array).
-    exclusive : False: ``y[j] = x[0] + ... + x[j]``; True: ``y[j] = x[0] + ... + x[j-1]``
+    x : array_like or DeviceArray
+        A 1-D or 2-D array. float64 is rounded to float32; integer arrays must lie within
+        +-2**24; complex and empty arrays are refused.
+    axis : {None, 0, 1, -1}, default=None
+        None: the array flattened in row-major order (result 1-D); 1 or -1: along each row
+        of a 2-D array (-1 or 0 for a 1-D array); 0: down each column of a 2-D array.
+    exclusive : bool, default=False
+        False: ``y[j] = x[0] + ... + x[j]``; True: ``y[j] = x[0] + ... + x[j-1]``
         (``y[0] = 0``).
+    device : Device or None, default=None
+        The device to run on; None: ``x``'s device, else the thread's default device.
+
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        A float32 numpy array for a host ``x``; a new DeviceArray for a DeviceArray (the
+        caller releases it).
+
+    Raises
+    ------
+    ValueError
+        A released or empty array, one of more than 2 dimensions, an axis out of range,
+        values float32 cannot hold.
+    TypeError
+        ``exclusive`` not a bool, ``axis`` not None or an int, a complex array.
 
     Accuracy
     --------
@@ -84,6 +92,16 @@ def cumsum(x, axis=None, exclusive: bool = False, device=None):
     threshold), ``y[j]`` is +inf wherever ``S_j (1 - gamma(P)) >= T`` and finite wherever
     ``S_j (1 + gamma(P)) < T``; numpy overflows at the same place up to its own rounding. inf
     and NaN inputs propagate as in numpy.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sg.cumsum(np.arange(1.0, 6.0))
+    array([ 1.,  3.,  6., 10., 15.], dtype=float32)
+    >>> sg.cumsum(np.ones((2, 3)), axis=1, exclusive=True)
+    array([[0., 1., 2.],
+           [0., 1., 2.]], dtype=float32)
     """
     if not isinstance(exclusive, (bool, np.bool_)):
         raise TypeError(f"exclusive must be a bool, got {exclusive!r}")
