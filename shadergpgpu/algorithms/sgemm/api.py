@@ -94,20 +94,45 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
 
     Parameters
     ----------
-    A, B : 2-D numpy arrays (any real dtype, computed in float32) or DeviceArrays.
-        ``op(A)`` is ``A`` or ``A.T`` (``trans_a``), ``M x K``; ``op(B)`` is ``K x N``.
-    C : optional ``M x N`` array (numpy or DeviceArray). As in BLAS it is not read when
-        ``beta == 0``, and ``A``, ``B`` are not read when ``alpha == 0``.
-    alpha, beta : finite real scalars.
-    variant : ``"auto"`` (default: the faster one on this device, see :func:`default_variant`),
+    A, B : array_like or DeviceArray
+        2-D arrays (any real dtype, computed in float32). ``op(A)`` is ``A`` or ``A.T``
+        (``trans_a``), ``M x K``; ``op(B)`` is ``K x N``.
+    C : array_like or DeviceArray or None, default=None
+        An ``M x N`` array. As in BLAS it is not read when ``beta == 0``, and ``A``, ``B``
+        are not read when ``alpha == 0``.
+    alpha, beta : float, default=1.0 and 0.0
+        Finite real scalars.
+    trans_a, trans_b : bool, default=False
+        Use ``A.T`` / ``B.T`` in place of ``A`` / ``B``.
+    variant : str, default="auto"
+        ``"auto"`` (the faster one on this device, see :func:`default_variant`),
         ``"tile8x4"``, ``"tile8x4-tex"``, ``"tile4x4"``, ``"simple"`` or ``"tile8x4-ubo"``
-        (see module doc). Under a device profile the variant adapts to the device's limits
-        (:func:`effective_variant`).
-    device : the Device to use; default: the arguments' device, else the process default.
-    split : K slices asked for (passes summed by blending); default :func:`auto_split`. The
-        engine raises it to what the device's loop cap needs (:func:`min_split`) and caps it at
-        one slice per K step; :func:`work` gives the passes drawn.
+        (see the package's docstring). Under a device profile the variant adapts to the
+        device's limits (:func:`effective_variant`).
+    device : Device or None, default=None
+        The Device to use; None: the arguments' device, else the thread's default device.
+    split : int or None, default=None
+        K slices asked for (passes summed by blending); None: :func:`auto_split`. The engine
+        raises it to what the device's loop cap needs (:func:`min_split`) and caps it at one
+        slice per K step; :func:`work` gives the passes drawn.
 
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        A new float32 ``M x N`` numpy array, or a new DeviceArray when any of A, B, C is one
+        (products then chain on the device without readback).
+
+    Raises
+    ------
+    ValueError
+        Inner dimensions that differ, a C of another shape, an unknown variant, non-finite
+        alpha or beta, ``split < 1``, arrays that are not 2-D or empty, or a product whose
+        staged operands or result exceed one texture of the device (naming A, B or both).
+    TypeError
+        Operands that are not real numeric arrays, flags that are not bools.
+
+    Notes
+    -----
     NaN and Inf in ``A`` or ``B`` are not checked: they propagate into the result as in BLAS
     (a NaN or Inf in an operand row/column makes the dependent elements of C non-finite).
 
@@ -115,7 +140,9 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     (:func:`check_fits`): a product whose staged operands or result exceed one texture of the
     device is refused at once with a ValueError naming A, B or both.
 
-    Accuracy (u = 2^-24, float32's unit roundoff): each element of op(A) op(B) is one float32
+    Accuracy
+    --------
+    With u = 2^-24, float32's unit roundoff: each element of op(A) op(B) is one float32
     sum of its K products, taken in K order inside a pass (``c += a b``; the K slices of a
     split call, and the uniform-block variants' chunks, are added by blending, which only
     regroups the same sum); the epilogue then forms ``alpha p + beta c``. Against C64, the
@@ -138,12 +165,25 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     ``host.HOST_MIN_WORK`` multiply-adds on) are pipelined by row blocks of C (:mod:`.host`):
     B is uploaded and staged once, and each block's upload of A's rows and readback of its
     rows of C overlap the product of the neighbouring blocks. The blocks only cut the rows:
-    each element is the same sum of K products, and the bound below holds unchanged.
+    each element is the same sum of K products, and the bound above holds unchanged.
 
-    Returns
-    -------
-    A new float32 ``M x N`` numpy array, or a new DeviceArray when any of A, B, C is one
-    (products then chain on the device without readback).
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> rng = np.random.default_rng(0)
+    >>> A, B = rng.random((64, 48)), rng.random((48, 32))
+    >>> C = sg.sgemm(A, B)
+    >>> C.shape, C.dtype
+    ((64, 32), dtype('float32'))
+    >>> np.allclose(C, A @ B, rtol=1e-5)
+    True
+    >>> dev = sg.Device()
+    >>> a = dev.array(np.eye(3))                            # device in, device out
+    >>> sg.sgemm(a, a, alpha=2.0).get()
+    array([[2., 0., 0.],
+           [0., 2., 0.],
+           [0., 0., 2.]], dtype=float32)
     """
     V.choice(variant, "variant", ("auto", *VARIANTS))
     alpha = V.real(alpha, "alpha")
