@@ -81,23 +81,50 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
                   schedule: str = "hv", device=None, tiling: Tiling | None = None):
     """Gaussian blur of a 2-D image, grayscale or with up to 4 channels.
 
-    image : numpy (H, W) or (H, W, C<=4), float or integer (uint8 comes back as uint8,
-        rounded); or a DeviceArray from ``dev.array`` (H, W) / ``dev.image`` (H, W, C), in which
-        case a new DeviceArray of the same kind is returned (the caller releases it).
-    sigma : > 0, one value or (sigma_y, sigma_x) (at most MAX_RECURSIVE_SIGMA for the recursive
-        method, a ValueError naming sigma above; the exact one takes kernel radii
-        int(4 sigma + 0.5) up to MAX_EXACT_RADIUS). An axis with sigma <= IDENTITY_SIGMA
-        (0.1734) is not filtered (its Gaussian is the identity to float32 precision); with both
-        there, the result is a copy of the image.
-    method : "recursive" (cost independent of sigma) or "exact" (FIR truncated at 4 sigma; on a
+    Parameters
+    ----------
+    image : numpy.ndarray or DeviceArray
+        A numpy (H, W) or (H, W, C) image, C <= 4, float or integer; or a DeviceArray from
+        ``dev.array`` (H, W) or ``dev.image`` (H, W, C).
+    sigma : float or (float, float)
+        The Gaussian's standard deviation in pixels, > 0: one value or (sigma_y, sigma_x); at
+        most MAX_RECURSIVE_SIGMA for the recursive method, and for the exact one kernel radii
+        int(4 sigma + 0.5) up to MAX_EXACT_RADIUS. An axis with sigma <= IDENTITY_SIGMA
+        (0.1734) is not filtered (its Gaussian is the identity to float32 precision); with
+        both there, the result is a copy of the image.
+    method : {"recursive", "exact"}, default="recursive"
+        "recursive": cost independent of sigma; "exact": FIR truncated at 4 sigma (on a
         device with a loop cap, a very long kernel runs over several added passes).
-    border : "reflect" (half-sample symmetric), "nearest" or "constant" (zero), as in scipy.
-    schedule : "hv" or "vtvt" (recursive method only; see the notes of ``recursive.py``).
-    device : a Device (default: the image's, or the process-wide one).
-    tiling : a :class:`Tiling` (recursive method; default :data:`DEFAULT_TILING`, with smaller
-        blocks where the device's loop cap needs them, see :func:`fit_tiling`).
+    border : {"reflect", "nearest", "constant"}, default="reflect"
+        As in scipy: half-sample symmetric, the edge value, or zero.
+    schedule : {"hv", "vtvt"}, default="hv"
+        The order of the recursive method's passes (see the notes of ``recursive.py``).
+    device : Device or None, default=None
+        The device to run on; None: the image's, else the thread's default device.
+    tiling : Tiling or None, default=None
+        The recursive method's blocks; None: :data:`DEFAULT_TILING`, with smaller blocks
+        where the device's loop cap needs them (:func:`fit_tiling`).
 
-    Error bound. Against ``scipy.ndimage.gaussian_filter(image.astype(float64), sigma,
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        For a numpy image, an array of its shape: uint8 for uint8 (rounded), the image's
+        dtype for a float image, float32 for other integers. For a DeviceArray, a new
+        DeviceArray of the same kind (the caller releases it).
+
+    Raises
+    ------
+    ValueError
+        sigma <= 0 or past the method's limit, an unknown method, border or schedule, an
+        image that is not 2-D or has more than 4 channels.
+    TypeError
+        A device that is not a Device, a tiling that is not a Tiling.
+    FloatingPointError
+        A host image whose blur is not finite.
+
+    Accuracy
+    --------
+    Against ``scipy.ndimage.gaussian_filter(image.astype(float64), sigma,
     mode=border, truncate=4.0)`` (per channel), with R the value range of the image (its
     max - min over every pixel and channel; for border "constant" the range of the values and
     0) and M = max |image|, every output value is within
@@ -122,7 +149,23 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     1.2e-38, to zero; the states overflow past R sigma / 1.7 ~ 3e38), and nothing checks that
     there (scale it first, or pass the host array).
 
-    Any sigma > 0 returns in bounded time (sigma 0.001 once hung in the recursive fit).
+    Any sigma > 0 returns in bounded time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> from scipy.ndimage import gaussian_filter
+    >>> image = np.zeros((32, 32))
+    >>> image[16, 16] = 1.0
+    >>> out = sg.gaussian_blur(image, 2.0)
+    >>> out.shape, out.dtype
+    ((32, 32), dtype('float64'))
+    >>> np.allclose(out, gaussian_filter(image, 2.0), atol=1.5e-3)      # the bound, R = 1
+    True
+    >>> exact = sg.gaussian_blur(image, 2.0, method="exact", border="constant")
+    >>> np.allclose(exact, gaussian_filter(image, 2.0, mode="constant"), atol=1e-5)
+    True
     """
     validation.choice(method, "method", METHODS)
     validation.choice(border, "border", BORDERS)
