@@ -275,11 +275,14 @@ class MLPClassifier(_DeviceMLP, _SkClassifier):
     learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start,
     momentum, nesterovs_momentum, early_stopping, validation_fraction, beta_1, beta_2, epsilon,
     n_iter_no_change, max_fun
-        scikit-learn's, with its defaults and meanings (``solver="lbfgs"`` is refused: the
-        device trains with ``"adam"`` or ``"sgd"``).
+        scikit-learn's, with its types, defaults and meanings: see
+        :class:`sklearn.neural_network.MLPClassifier` (``hidden_layer_sizes=(100,)``,
+        ``activation="relu"``, ``solver="adam"``, ``alpha=0.0001``, ``batch_size="auto"``,
+        ``learning_rate_init=0.001``, ``max_iter=200``, ``tol=1e-4`` ...). ``solver="lbfgs"``
+        is refused: the device trains with ``"adam"`` or ``"sgd"``.
     schedule : {"fused", "paper"}, default="fused"
         ``"fused"``: scikit-learn's stochastic training in render passes; ``"paper"``: the
-        2009 paper's network and pass structure (see the module).
+        network and pass structure of Takizawa et al. (2009), see the module.
     packed : bool, default=True
         The paper schedule's packing (four training vectors per texel).
     device : Device or None, default=None
@@ -294,16 +297,27 @@ class MLPClassifier(_DeviceMLP, _SkClassifier):
     fit_time_ : float
         Seconds of the last ``fit`` / ``partial_fit`` training loop.
 
+    Raises
+    ------
+    ValueError
+        From ``fit``: scikit-learn's parameter and input checks; ``solver="lbfgs"``;
+        ``sample_weight`` or ``partial_fit`` with ``schedule="paper"``; a network or batch
+        whose arrays do not fit the device's textures (naming the argument).
+
     Examples
     --------
-    >>> from sklearn.datasets import load_digits
-    >>> from sklearn.model_selection import train_test_split
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
     >>> import shadergpgpu as sg
-    >>> X, y = load_digits(return_X_y=True)
-    >>> Xtr, Xte, ytr, yte = train_test_split(X / 16, y, random_state=0)
-    >>> clf = sg.MLPClassifier(random_state=0).fit(Xtr, ytr)     # doctest: +SKIP
-    >>> clf.score(Xte, yte) > 0.95                                # doctest: +SKIP
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = make_pipeline(StandardScaler(),
+    ...                     sg.MLPClassifier(hidden_layer_sizes=(16,), learning_rate_init=0.1,
+    ...                                      tol=1e-2, random_state=0, device=sg.Device()))
+    >>> clf.fit(X, y).score(X, y) > 0.95
     True
+    >>> clf.predict(X[:3])
+    array([0, 0, 0])
     """
 
     _parameter_constraints = {**_SkClassifier._parameter_constraints, **_EXTRA_CONSTRAINTS}
@@ -365,12 +379,15 @@ class MLPRegressor(_DeviceMLP, _SkRegressor):
     learning_rate_init, power_t, max_iter, shuffle, random_state, tol, verbose, warm_start,
     momentum, nesterovs_momentum, early_stopping, validation_fraction, beta_1, beta_2, epsilon,
     n_iter_no_change, max_fun
-        scikit-learn's, with its defaults and meanings (``loss="squared_error"`` only;
+        scikit-learn's, with its types, defaults and meanings: see
+        :class:`sklearn.neural_network.MLPRegressor` (``loss="squared_error"`` only;
         ``solver="lbfgs"`` is refused).
     schedule : {"fused", "paper"}, default="fused"
         As :class:`MLPClassifier`'s; the paper schedule needs targets within [0, 1].
     packed : bool, default=True
+        The paper schedule's packing (four training vectors per texel).
     device : Device or None, default=None
+        The :class:`shadergpgpu.Device`; None for the thread's default device.
 
     Attributes
     ----------
@@ -379,6 +396,12 @@ class MLPRegressor(_DeviceMLP, _SkRegressor):
     out_activation_
         scikit-learn's.
     fit_time_ : float
+        Seconds of the last ``fit`` / ``partial_fit`` training loop.
+
+    Raises
+    ------
+    ValueError
+        As :class:`MLPClassifier`'s, and a ``loss`` other than ``"squared_error"``.
 
     Examples
     --------
@@ -387,8 +410,10 @@ class MLPRegressor(_DeviceMLP, _SkRegressor):
     >>> from sklearn.preprocessing import StandardScaler
     >>> import shadergpgpu as sg
     >>> X, y = load_diabetes(return_X_y=True)
-    >>> reg = make_pipeline(StandardScaler(), sg.MLPRegressor(max_iter=500))  # doctest: +SKIP
-    >>> reg.fit(X, y).score(X, y) > 0.5                                       # doctest: +SKIP
+    >>> reg = make_pipeline(StandardScaler(),
+    ...                     sg.MLPRegressor(hidden_layer_sizes=(16,), learning_rate_init=0.05,
+    ...                                     tol=1e-2, random_state=0, device=sg.Device()))
+    >>> reg.fit(X, y).score(X, y) > 0.5
     True
     """
 
