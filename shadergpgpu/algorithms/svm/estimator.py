@@ -21,26 +21,74 @@ from .smo import READBACK_EVERY, BinarySMO
 class SVC(ClassifierMixin, BaseEstimator):
     """C-support vector classifier with an RBF kernel, trained by SMO on the device.
 
-    A scikit-learn estimator (``clone``, pipelines, ``GridSearchCV``, ``cross_val_score``).
-    Parameters follow ``sklearn.svm.SVC``: ``C`` (> 0), ``kernel`` ("rbf" only), ``gamma``
-    ("scale" = 1 / (n_features * X.var()), "auto" = 1 / n_features, or a positive float),
-    ``tol`` (duality-gap stopping tolerance), ``max_iter`` (-1: libsvm's cap,
-    max(10^7, 100 n)), ``decision_function_shape`` ("ovr" or "ovo"). ``working_set``:
-    "second-order" (libsvm's default) or "first-order" (maximal violating pair).
-    ``device``: a :class:`~shadergpgpu.engine.device.Device` (default: the process-wide one).
-    ``fanin``: reduction fan-in; ``fused_select``: run the I_up and I_low selections as one
-    two-result reduction (half the selection passes). ``readback_every``: k > 1 (default
-    :data:`READBACK_EVERY`) solves the two-variable step on the device and reads the solver's
-    state only every k iterations (at most k - 1 no-op iterations past the stop); 1 solves the
-    step on the host from one small readback per iteration (the earlier path).
+    A scikit-learn estimator (``clone``, pipelines, ``GridSearchCV``, ``cross_val_score``)
+    with the parameters of :class:`sklearn.svm.SVC` that an RBF kernel uses.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularization parameter, > 0.
+    kernel : {"rbf"}, default="rbf"
+        The kernel; only the RBF kernel is available.
+    gamma : {"scale", "auto"} or float, default="scale"
+        The RBF kernel's coefficient: "scale" = 1 / (n_features * X.var()), "auto" =
+        1 / n_features, or a positive float.
+    tol : float, default=1e-3
+        Duality-gap stopping tolerance, > 0.
+    max_iter : int, default=-1
+        SMO iterations per binary problem; -1: libsvm's cap, max(10^7, 100 n).
+    working_set : {"second-order", "first-order"}, default="second-order"
+        "second-order" (libsvm's default) or "first-order" (maximal violating pair).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        The shape of :meth:`decision_function`'s values for more than two classes.
+    device : Device or None, default=None
+        The :class:`~shadergpgpu.engine.device.Device`; None: the thread's default device.
+    fanin : int or None, default=None
+        Reduction fan-in of the working-set selection; None: the device's default.
+    fused_select : bool, default=True
+        Run the I_up and I_low selections as one two-result reduction (half the selection
+        passes).
+    readback_every : int, default=READBACK_EVERY
+        k > 1 solves the two-variable step on the device and reads the solver's state only
+        every k iterations (at most k - 1 no-op iterations past the stop); 1 solves the step
+        on the host from one small readback per iteration.
 
     Training data are float32 on the device (float64 input is converted); predictions are
     computed on the host in float64 from the support vectors. ``y`` must be class labels:
     continuous targets are refused (``Unknown label type``).
 
-    Fitted attributes: ``classes_``, ``n_features_in_`` (and ``feature_names_in_``),
-    ``support_``, ``support_vectors_``, ``n_support_``, ``dual_coef_``, ``intercept_``,
-    ``n_iter_``, ``dual_objective_``, ``fit_time_``, ``n_passes_``.
+    Attributes
+    ----------
+    classes_, n_features_in_, feature_names_in_, support_, support_vectors_, n_support_,
+    dual_coef_, intercept_
+        As scikit-learn's ``SVC``.
+    n_iter_ : numpy.ndarray
+        SMO iterations of each binary problem.
+    dual_objective_ : numpy.ndarray
+        The dual objective of each binary problem.
+    fit_time_ : float
+        Seconds of the last ``fit``.
+    n_passes_ : int
+        Render passes the last ``fit`` drew.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: a parameter out of its range, a single class, continuous targets, NaN
+        or inf in X, more points than float32 indices reach, or a problem whose arrays do
+        not fit the device's textures.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.svm import SVC as SkSVC
+    >>> import shadergpgpu as sg
+    >>> X, y = load_iris(return_X_y=True)
+    >>> clf = sg.SVC(C=1.0, device=sg.Device()).fit(X, y)
+    >>> clf.n_support_
+    array([ 7, 29, 24]...)
+    >>> bool((clf.predict(X) == SkSVC(C=1.0).fit(X, y).predict(X)).all())
+    True
     """
 
     def __init__(self, C=1.0, kernel="rbf", gamma="scale", tol=1e-3, max_iter=-1,
