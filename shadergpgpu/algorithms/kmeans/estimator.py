@@ -52,21 +52,59 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     """K-means clustering by Lloyd's algorithm on the device.
 
     A scikit-learn estimator (``clone``, pipelines, ``GridSearchCV``) with the parameters of
-    ``sklearn.cluster.KMeans(algorithm="lloyd")``: ``n_clusters``; ``init``: "k-means++"
-    (scikit-learn's own seeding, :func:`sklearn.cluster.kmeans_plusplus`, on the host, so a
-    ``random_state`` gives the same initial centres as scikit-learn's), "random" (as
-    scikit-learn draws it) or an array (n_clusters, n_features); ``n_init``: runs from
-    different seeds, the lowest inertia kept ("auto": 1 for "k-means++" and an array, 10 for
-    "random"; an array runs once, with a RuntimeWarning for n_init > 1, as scikit-learn does);
-    ``max_iter``; ``tol``: scikit-learn's stopping rule (``_kmeans_single_lloyd``): a run
-    stops after the first iteration where no label changes (strict convergence), else after
-    the first where the total squared centre shift is at most ``tol`` times the mean variance
-    of the features of X (``_tolerance``, in X's dtype); ``n_iter_`` counts the iterations run,
-    the last included; after strict convergence ``labels_`` are the last iteration's, else
-    those of a final assignment to the final centres; ``random_state``; ``device``: a
-    :class:`~shadergpgpu.engine.device.Device` (default: the thread's default device).
+    ``sklearn.cluster.KMeans(algorithm="lloyd")``.
+
+    Parameters
+    ----------
+    n_clusters : int, default=8
+        The number of clusters.
+    init : {"k-means++", "random"} or array of shape (n_clusters, n_features), \
+default="k-means++"
+        "k-means++": scikit-learn's own seeding (:func:`sklearn.cluster.kmeans_plusplus`)
+        on the host, so a ``random_state`` gives the same initial centres as
+        scikit-learn's; "random": drawn as scikit-learn draws them; an array: the initial
+        centres.
+    n_init : "auto" or int, default="auto"
+        Runs from different seeds, the lowest inertia kept ("auto": 1 for "k-means++" and an
+        array, 10 for "random"; an array runs once, with a RuntimeWarning for n_init > 1, as
+        scikit-learn does).
+    max_iter : int, default=300
+        Iterations of one run at most.
+    tol : float, default=1e-4
+        scikit-learn's stopping rule (``_kmeans_single_lloyd``): a run stops after the first
+        iteration where no label changes (strict convergence), else after the first where the
+        total squared centre shift is at most ``tol`` times the mean variance of the features
+        of X (``_tolerance``, in X's dtype). After strict convergence ``labels_`` are the last
+        iteration's, else those of a final assignment to the final centres.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisation, as in scikit-learn.
+    device : Device or None, default=None
+        The :class:`~shadergpgpu.engine.device.Device`; None: the thread's default device.
+
     X is checked by scikit-learn's ``validate_data``, with its messages (prefixed by ``X:``
     where they do not name X).
+
+    Attributes
+    ----------
+    cluster_centers_ : numpy.ndarray of shape (n_clusters, n_features)
+        The centres.
+    labels_ : numpy.ndarray of shape (n_samples,)
+        The cluster of each training point.
+    inertia_ : float
+        Sum of squared distances of the points to their centres.
+    n_iter_ : int
+        Iterations of the kept run, the last included.
+    n_features_in_, feature_names_in_
+        As scikit-learn's.
+    n_passes_ : int
+        Render passes the fit drew.
+
+    Raises
+    ------
+    ValueError
+        From ``fit``: a parameter out of its range, fewer points than clusters, an init
+        array of the wrong shape, NaN or inf in X (scikit-learn's checks), or arrays that do
+        not fit the device's textures.
 
     Each iteration runs on the device (see :mod:`shadergpgpu.algorithms.kmeans.device`): the
     assignment by an arg-min over the centroid distances, the centroid update by a two-level
@@ -81,8 +119,10 @@ class KMeans(ClusterMixin, TransformerMixin, BaseEstimator):
     largest cluster's centroid, and the fit warns (ConvergenceWarning) when fewer distinct
     clusters than ``n_clusters`` remain.
 
-    Accuracy (u = 2^-24; ``s`` the power of two at least ``max|X - mean(X)|``, so ``s < 2
-    max|X - mean(X)|``). With a run's labels fixed, each centroid coordinate is within
+    Accuracy
+    --------
+    With u = 2^-24 and ``s`` the power of two at least ``max|X - mean(X)|`` (so ``s < 2
+    max|X - mean(X)|``): with a run's labels fixed, each centroid coordinate is within
     ``(2 m + 8) u s`` of the float64 mean of its points, ``m = 4 blk + nb`` the longest chain of
     float32 additions in the update (:func:`~.plans.geometry`: 4 x 64 + 1 = 257 up to 1,024
     points); the update sums the deviations ``x - c`` from the previous centroid, which shrink
