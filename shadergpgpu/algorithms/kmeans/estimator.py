@@ -135,10 +135,24 @@ default="k-means++"
     each iteration compares with the tolerance is the device's float32 sum, so a shift within
     its rounding of the tolerance can end a run one iteration away from scikit-learn's.
 
-    Fitted attributes: ``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_``,
-    ``n_features_in_`` (and ``feature_names_in_``), ``n_passes_`` (passes the fit drew).
     ``predict`` assigns on the device; ``transform`` (distances to the centres) runs on the
     host in float64 (scikit-learn's ``euclidean_distances``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> X = np.array([[1, 2], [1, 4], [1, 0], [10, 2], [10, 4], [10, 0]], float)
+    >>> km = sg.KMeans(n_clusters=2, random_state=0, device=sg.Device()).fit(X)
+    >>> km.labels_
+    array([1, 1, 1, 0, 0, 0]...)
+    >>> km.cluster_centers_
+    array([[10.,  2.],
+           [ 1.,  2.]])
+    >>> km.predict([[0, 0], [12, 3]])
+    array([1, 0]...)
+    >>> float(km.inertia_)
+    16.0
     """
 
     def __init__(self, n_clusters=8, *, init="k-means++", n_init="auto", max_iter=300,
