@@ -23,48 +23,76 @@ class Sammon(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_components : int, 1..4. Target dimension m.
-    n_iter : int. Maximum number of update passes (gradient evaluations; with the adaptive
-        step a rejected candidate counts as one).
-    learning_rate : float. lambda of eq. 4 (mu = 2 lambda / sum_{i != j} dn_ij, dn in the
-        units of X); with ``step="adaptive"`` it only sets the first step before
-        normalisation, and applies to X / scale_ (the fit is scale invariant).
-    init : "pca" (default), "random" or an (N, n_components) array of starting positions.
-    random_state : int, numpy Generator or None (for init="random").
-    layout : "rows" (default) or "columns": how the source coordinates lie in the texture.
-    tol : float or None. Adaptive step: stop when an accepted iteration lowers the stress by
-        less than ``tol`` relative; fixed step: when the stress changes by less than that.
-    step : "adaptive" (default) or "source" (eq. 3 with eq. 4's mu at every iteration).
-    cache : "auto" (default), True or False: keep the N x N source distances in a texture
-        ("auto": when they take at most 1 GiB, fit the texture limit and the loop cap).
-    split : "auto" or an int >= 1: at least this many passes per sweep of j.
-    device : a :class:`shadergpgpu.Device`; default the process-wide one.
+    n_components : int, default=2
+        Target dimension m, 1..4.
+    n_iter : int, default=300
+        Maximum number of update passes (gradient evaluations; with the adaptive step a
+        rejected candidate counts as one).
+    learning_rate : float, default=0.5
+        lambda of eq. 4 (mu = 2 lambda / sum_{i != j} dn_ij, dn in the units of X); with
+        ``step="adaptive"`` it only sets the first step before normalisation, and applies to
+        X / scale_ (the fit is scale invariant).
+    init : {"pca", "random"} or array of shape (N, n_components), default="pca"
+        The starting positions.
+    random_state : int, numpy Generator or None, default=None
+        Seeds ``init="random"``.
+    layout : {"rows", "columns"}, default="rows"
+        How the source coordinates lie in the texture.
+    tol : float or None, default=1e-6
+        Adaptive step: stop when an accepted iteration lowers the stress by less than
+        ``tol`` relative; fixed step: when the stress changes by less than that. None: run
+        ``n_iter`` passes.
+    step : {"adaptive", "source"}, default="adaptive"
+        "source": eq. 3 with eq. 4's mu at every iteration.
+    cache : {"auto", True, False}, default="auto"
+        Keep the N x N source distances in a texture ("auto": when they take at most 1 GiB
+        and fit the texture limit and the loop cap).
+    split : "auto" or int, default="auto"
+        At least this many passes per sweep of j (an int >= 1).
+    device : Device or None, default=None
+        The :class:`shadergpgpu.Device`; None: the thread's default device.
 
     Attributes
     ----------
-    embedding_ : (N, n_components) float32 array, in the units of X.
-    n_features_in_ : number of source features n.
-    stress_ : float, Sammon stress (eq. 1) of ``embedding_`` (float32 device sums).
-    stress_history_ : list of float, stress of the start and of every accepted iterate.
-    n_iter_ : update evaluations run. ``n_rejected_``: rejected candidates.
-    mu_ : eq. 4's mu for ``learning_rate``, in the units of X (``step="source"``: 2 lambda /
-    sum dn of X; adaptive: that of X / scale_, times scale_); ``step_`` : last step length
-    used, in the units of X.
-    cached_ : whether the distances were cached; ``split_`` : passes per sweep of j (the
-    ping-pong accumulation passes included, the tiled sweep's finishing pass not);
-    ``chunks_`` : chunks of the sweep before the loop-cap cuts; ``tiled_`` : whether the tiled
-    update ran; ``tile_jb_`` : its points j per block.
-    timings_ : {"setup_s": seconds for the source distances and their sum, "eval_s": wall
-        seconds of each update pass + stress sum + its one-float readback}.
-    scale_ : the samples' RMS distance to their mean: the device fits X / scale_ and the
+    embedding_ : numpy.ndarray of shape (N, n_components)
+        float32, in the units of X.
+    n_features_in_ : int
+        Number of source features n.
+    stress_ : float
+        Sammon stress (eq. 1) of ``embedding_`` (float32 device sums).
+    stress_history_ : list of float
+        Stress of the start and of every accepted iterate.
+    n_iter_, n_rejected_ : int
+        Update evaluations run; rejected candidates.
+    mu_, step_ : float
+        eq. 4's mu for ``learning_rate``, in the units of X (``step="source"``: 2 lambda /
+        sum dn of X; adaptive: that of X / scale_, times scale_); the last step length used,
+        in the units of X.
+    cached_, split_, chunks_, tiled_, tile_jb_
+        Whether the distances were cached; passes per sweep of j (the ping-pong
+        accumulation passes included, the tiled sweep's finishing pass not); chunks of the
+        sweep before the loop-cap cuts; whether the tiled update ran; its points j per
+        block.
+    timings_ : dict
+        {"setup_s": seconds for the source distances and their sum, "eval_s": wall seconds
+        of each update pass + stress sum + its one-float readback}.
+    scale_ : float
+        The samples' RMS distance to their mean: the device fits X / scale_ and the
         embedding is scaled back (see :meth:`fit`), so ``fit(X * s)`` is s times ``fit(X)``.
 
-    Sizes: ``fit`` lays out every device array and the sweep's passes from the shape of X
-    (:func:`fit_geometry`) before converting X or allocating anything: N or n past the
-    device's texture limit is refused at once (ValueError naming X), as is a kernel loop the
-    loop cap cannot hold (LoopBudgetError, a ValueError, with the kernel's hint).
+    Raises
+    ------
+    ValueError
+        From ``fit``: a parameter out of its range, NaN or inf in X, an init array of the
+        wrong shape; N or n past the device's texture limit (naming X), refused from the
+        shape of X before anything is converted or allocated (:func:`fit_geometry`).
+    LoopBudgetError
+        A kernel loop that the device's loop cap cannot hold (a ValueError, with the
+        kernel's hint).
 
-    Accuracy (u = 2^-24; N points, n source features, E the stress): ``stress_`` is
+    Accuracy
+    --------
+    With u = 2^-24, N points, n source features and E the stress: ``stress_`` is
     sum_i s_i / sum dn from float32 device sums (each row's terms over N pairs, then the sum
     reduction over N rows: at most 2N additions of nonnegative terms per sum), with dn within
     4 (n + 3) u relative (the tiled sweep's |x_i|^2 + |x_j|^2 - 2 x_i.x_j, recomputed exactly
@@ -79,6 +107,25 @@ class Sammon(TransformerMixin, BaseEstimator):
     steps has no a-priori bound beyond that (tests compare steps with float64 at 1e-4).
     ``tests/test_algorithm_guards.py`` checks the bound, and the scale invariance at
     s = 1e-30 .. 1e30.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> from scipy.spatial.distance import pdist
+    >>> from sklearn.datasets import load_iris
+    >>> X, _ = load_iris(return_X_y=True)
+    >>> sammon = sg.Sammon(n_iter=50, device=sg.Device())
+    >>> Y = sammon.fit_transform(X)
+    >>> Y.shape, Y.dtype
+    ((150, 2), dtype('float32'))
+    >>> sammon.stress_ < sammon.stress_history_[0]            # lower than at the start
+    True
+    >>> dn, dm = pdist(X), pdist(Y.astype(float))
+    >>> keep = dn > 0
+    >>> E64 = ((dn - dm)[keep] ** 2 / dn[keep]).sum() / dn[keep].sum()
+    >>> bool(np.isclose(sammon.stress_, E64, rtol=1e-4))      # the bound above
+    True
     """
 
     def __init__(self, n_components=2, n_iter=300, learning_rate=0.5, init="pca",
