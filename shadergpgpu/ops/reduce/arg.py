@@ -284,13 +284,69 @@ def argmax(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
 
 def index_of_min(a, device=None) -> int:
     """``numpy.argmin(a)`` (the flat index, ties to the lowest) computed on the device, exactly:
-    ``sg.argmin``. ``a``: numpy or DeviceArray. See :func:`argmin` for the value as well."""
+    ``sg.argmin``. See :func:`argmin` for the value as well.
+
+    Parameters
+    ----------
+    a : array_like or DeviceArray
+        A 1-D or 2-D array (float64 is rounded to float32 first).
+    device : Device or None, default=None
+        The device to run on; None: ``a``'s device, else the thread's default device.
+
+    Returns
+    -------
+    int
+        The row-major flat index of the first smallest element; the first NaN wins, as in
+        numpy. Exact: values are ranked by their ordered bits.
+
+    Raises
+    ------
+    ValueError
+        An empty array, one of more than 2 dimensions, more elements than float32 indices
+        reach (``MAX_INDEX``), values float32 cannot hold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sg.argmin(np.array([3.0, 1.0, 2.0, 1.0]))            # ties to the lowest index
+    1
+    """
     from ...engine.validation import pick_device
     return argmin(pick_device(device, [a]), a)[1]
 
 
 def index_of_max(a, device=None) -> int:
     """``numpy.argmax(a)`` (the flat index, ties to the lowest) computed on the device, exactly:
-    ``sg.argmax``. ``a``: numpy or DeviceArray. See :func:`argmax` for the value as well."""
+    ``sg.argmax``. See :func:`argmax` for the value as well.
+
+    Parameters
+    ----------
+    a : array_like or DeviceArray
+        A 1-D or 2-D array (float64 is rounded to float32 first).
+    device : Device or None, default=None
+        The device to run on; None: ``a``'s device, else the thread's default device.
+
+    Returns
+    -------
+    int
+        The row-major flat index of the first largest element; the first NaN wins, as in
+        numpy.
+
+    Raises
+    ------
+    ValueError
+        As :func:`index_of_min`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sg.argmax(np.array([[1.0, 9.0], [9.0, 0.0]]))        # the flat index
+    1
+    >>> dev = sg.Device()
+    >>> sg.argmax(dev.array(np.array([0.5, np.nan, 2.0])))    # the first NaN wins
+    1
+    """
     from ...engine.validation import pick_device
     return argmax(pick_device(device, [a]), a)[1]
