@@ -10,7 +10,7 @@ the same run: the paper schedule is ~2N + MH passes, so that cost bounds it. The
 the ratios that matter: vs the issue's targets, vs the paper's GeForce 7800 GTX figures, vs numpy.
 
 Product rate (issue 20, item 3): the fused step's flops (forward, error backpropagation and
-gradient products, :func:`bp.step_flops`) per second against SGEMM's ``tile16x2-ubo`` rate on
+gradient products, :func:`bplan.step_flops`) per second against SGEMM's ``tile16x2-ubo`` rate on
 the same device (4,096^3 on a GPU), measured in the same run and interleaved with the step
 (the best of each, so a loaded machine slows both), beside the same step with the
 uniform-block path off (``bp.adapt.UBO``) and torch CUDA's step. The targets at 64-256-10
@@ -32,8 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import backprop as bp  # noqa: E402
+from shadergpgpu.analysis.plans import backprop as bplan  # noqa: E402
 from shadergpgpu.engine.builtin import FILL  # noqa: E402
-from shadergpgpu.frontends.reports.common import cuda_torch, time_call  # noqa: E402
+from shadergpgpu.analysis.reports.common import cuda_torch, time_call  # noqa: E402
 
 PAPER = {"paper-packed": 8e-3, "paper-unpacked": 26e-3}
 RATE_CONFIGS = [([64, 256, 10], 4096), ([2, 1024, 1], 16384)]
@@ -98,7 +99,7 @@ def bench_config(dev, sizes, n, repeat, min_time):
                                 ("fused", "fused", True), ("fused-unpacked", "fused", False)):
         net = bp.BackpropNet(dev, sizes, X, T, lr=lr, schedule=sched, packed=packed)
         t = time_call(net.step, dev.finish, repeat=repeat, min_time=min_time)
-        passes = sum(net.passes_per_step().values())
+        passes = sum(bplan.passes_per_step(net).values())
         t0 = time.perf_counter()
         net.step()
         issue = time.perf_counter() - t0
@@ -176,12 +177,12 @@ def product_rates(dev, configs, repeat, rounds=3, size=None) -> list[dict]:
             best_g = min(best_g, sg_time(repeat))
             best_s = min(best_s, time_call(net.step, dev.finish, repeat=repeat))
             best_o = min(best_o, time_call(old.step, dev.finish, repeat=repeat))
-        passes = sum(net.passes_per_step().values())
+        passes = sum(bplan.passes_per_step(net).values())
         net.release()
         old.release()
         tf = torch_step_fn(sizes, X, T, 0.5 / n)
         torch_s = None if tf is None else time_call(tf[0], tf[1], repeat=max(repeat, 10))
-        flops = bp.step_flops(sizes) * n
+        flops = bplan.step_flops(sizes) * n
         step_rate, sg_rate = flops / best_s, sg_flops / best_g
         rows.append({"net": "-".join(map(str, sizes)), "N": n, "s": best_s, "old_s": best_o,
                      "passes": passes, "gflops": step_rate / 1e9,

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import blur  # noqa: E402
-from shadergpgpu.frontends.reports.common import markdown_table, time_call  # noqa: E402
+from shadergpgpu.analysis.reports.common import markdown_table, time_call  # noqa: E402
 
 
 def copy_bandwidth(dev, x, repeat):

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.builtin import COPY, SAXPY  # noqa: E402
-from shadergpgpu.frontends.reports.common import markdown_table  # noqa: E402
+from shadergpgpu.analysis.reports.common import markdown_table  # noqa: E402
 
 ROWSUM = sg.Kernel(source="""
 void main() {

@@ -89,7 +89,7 @@ from shadergpgpu.algorithms import backprop as bp  # noqa: E402
 from shadergpgpu.algorithms import blur  # noqa: E402
 from shadergpgpu.algorithms.sgemm import sgemm  # noqa: E402
 from shadergpgpu.frontends import browser  # noqa: E402
-from shadergpgpu.frontends.reports.common import markdown_table, write_outputs  # noqa: E402
+from shadergpgpu.analysis.reports.common import markdown_table, write_outputs  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_LIBS = Path.home() / ".cache" / "shadergpgpu" / "js"

@@ -11,7 +11,7 @@ slows both sides alike) and measures for each configuration the fastest of its t
 from host to host; in the calibration's rounds, interleaved with them, ``--rounds``, so that
 a burst of other work on the machine or a GPU's slower state slows one round of a case, not
 all of it, and calibration and checks keep their fastest of the same spells) and predicts it
-from the call's passes and declared work (:mod:`shadergpgpu.engine.model`): measured /
+from the call's passes and declared work (:mod:`shadergpgpu.analysis.model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
 ones with ``--gpu-sizes`` (the default on a hardware device).
@@ -30,11 +30,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.engine import model as M  # noqa: E402
-from shadergpgpu.frontends.reports import model as R  # noqa: E402
-from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
-from shadergpgpu.frontends.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402
-from shadergpgpu.frontends.reports.hostload import cpu_times, steal_share  # noqa: E402
+from shadergpgpu.analysis import model as M  # noqa: E402
+from shadergpgpu.analysis.reports import model as R  # noqa: E402
+from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
+from shadergpgpu.analysis.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402
+from shadergpgpu.analysis.reports.hostload import cpu_times, steal_share  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -68,12 +68,12 @@ def main(argv=None) -> int:
     else:
         # the calibration and the checks' timing interleaved: each round times both, each
         # keeps its fastest (calibrate_and_time)
-        from shadergpgpu.frontends.reports.calibrate_kernels import (calibrate_and_time,
+        from shadergpgpu.analysis.reports.calibrate_kernels import (calibrate_and_time,
                                                                      calibration_rounds)
         rounds = a.rounds or calibration_rounds(dev)
         prof, timed = calibrate_and_time(dev, cases, rounds=rounds)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
-    from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
+    from shadergpgpu.analysis.reports.calibrate_kernels import calibration_cases
     print("calibrated on (held out from the checks below): "
           + "; ".join(f"{c.algo} {c.label}" for c in calibration_cases(dev.is_software)))
     print(f"# cost model on {meta['renderer']} ({meta['date']})\n")

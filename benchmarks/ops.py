@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.builtin import COPY  # noqa: E402
-from shadergpgpu.frontends.reports.common import markdown_table  # noqa: E402
+from shadergpgpu.analysis.reports.common import markdown_table  # noqa: E402
 from shadergpgpu.ops.elementwise import ElementwiseKernel  # noqa: E402
 from shadergpgpu.ops.scan import cumsum  # noqa: E402
 from shadergpgpu.ops.sort import argsort, sort  # noqa: E402

@@ -39,9 +39,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import sgemm as S  # noqa: E402
+from shadergpgpu.analysis.plans import sgemm as SP  # noqa: E402
 from shadergpgpu.engine.glraw import BufferArray  # noqa: E402
 from shadergpgpu.engine.layout import BufferLayout  # noqa: E402
-from shadergpgpu.frontends.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
+from shadergpgpu.analysis.reports.common import cuda_torch, device_meta, markdown_table, time_call  # noqa: E402
 
 # Benchmark-only kernels (benchmarks/shaders, not shipped in the wheel). ITERS / FETCHES are
 # compile-time loop counts of the measurement, not sizes.
@@ -224,7 +225,7 @@ def main(argv=None) -> int:
             finally:
                 S.VARIANTS[v] = saved
             var = dataclasses.replace(S.VARIANTS[v], unroll=unroll or S.VARIANTS[v].unroll)
-            w = S.work(var, M, N, K, split=split or S.auto_split(dev, var, M, N, K),
+            w = SP.work(var, M, N, K, split=split or S.auto_split(dev, var, M, N, K),
                        stage_a=True, stage_b=True, device=dev)
             used_split = w["split"]  # the product passes the engine drew (loop cap included)
             g = flops / t / 1e9

@@ -46,7 +46,7 @@ import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.ops import reduce as R  # noqa: E402
 from shadergpgpu.ops.reduce import arg as R_arg  # noqa: E402  (SCAN_STRICT lives there)
 from shadergpgpu.ops.rbf import FLOPS_PER_POINT_FEATURE, RBFData  # noqa: E402
-from shadergpgpu.frontends.reports.common import markdown_table, time_call  # noqa: E402
+from shadergpgpu.analysis.reports.common import markdown_table, time_call  # noqa: E402
 
 
 def copy_bandwidth(dev, texels: int) -> float:

@@ -18,6 +18,7 @@ import _demo  # demos/_demo.py: argument checks, optional packages
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import backprop as bp  # noqa: E402
+from shadergpgpu.analysis.plans import backprop as bplan  # noqa: E402
 
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
 XOR_Y = np.array([0, 1, 1, 0], dtype=np.float64)
@@ -57,7 +58,7 @@ def parse(argv=None):
 
 
 def formula_rows(sizes, N, schedule, packed, measured, loop_cap=None):
-    fn = bp.paper_phases if schedule == "paper" else bp.fused_phases
+    fn = bplan.paper_phases if schedule == "paper" else bplan.fused_phases
     expected = fn(sizes, N, packed, loop_cap=loop_cap)
     rows = []
     for ph in list(expected) + [p for p in measured if p not in expected]:
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
     if a.window:
         from shadergpgpu.frontends.window import Viewer
         try:
-            dev = sg.Device(backend="glfw-visible", title="backprop XOR")
+            dev = sg.Device(backend="glfw-visible")
         except sg.CapabilityError as e:  # no display
             _demo.fail(f"--window needs a display: {str(e).splitlines()[0]}")
         view = Viewer(dev, title="backprop XOR: network output over [0,1]^2", size=(512, 512))
@@ -142,12 +143,12 @@ def main(argv=None) -> int:
         print(f"  {ph:<14}{'-' if e is None else e:>9}{m:>10}  {'ok' if e == m else 'MISMATCH'}")
     if a.schedule == "paper":
         mi, mh, mo, n = 2, a.hidden, 1, 4
-        counted = sum(passes.get(p, 0) for p in bp.PAPER_PHASES)
+        counted = sum(passes.get(p, 0) for p in bplan.PAPER_PHASES)
         if a.packed:
             formula, value = "MI + MH + MO + N/2 + 4", mi + mh + mo + 2 * -(-n // 4) + 4
         else:
             formula, value = "MI + MH + MO + 2N + 4", mi + mh + mo + 2 * n + 4
-        extra = sum(passes.get(p, 0) for p in bp.EXTRA_PHASES)
+        extra = sum(passes.get(p, 0) for p in bplan.EXTRA_PHASES)
         print(f"  paper's count {formula} = {value}; measured forward+backprop+update = "
               f"{counted} {'(match)' if counted == value else '(MISMATCH)'}; "
               f"plus {extra} passes the paper does not count (output-error, apply)")

@@ -24,7 +24,8 @@ from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.algorithms import svm as svm_mod
 from shadergpgpu.algorithms.backprop import MLP, MLPClassifier
 from shadergpgpu.algorithms.sammon import Sammon
-from shadergpgpu.algorithms.sgemm import sgemm, work
+from shadergpgpu.algorithms.sgemm import sgemm
+from shadergpgpu.analysis.plans.sgemm import work
 from shadergpgpu.algorithms.svm import SVC
 from shadergpgpu.ops.rbf import rbf_matrix_host
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from shadergpgpu.algorithms import backprop as bp
+from shadergpgpu.analysis.plans import backprop as bplan
 from conftest import LEGACY_PROFILES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,11 +93,11 @@ def test_deeper_paper_counts_and_plans(dev):
     X, T, W0 = _net_data(sizes, n, 2)
     with bp.BackpropNet(dev, sizes, X, T, weights=W0, schedule="paper", packed=True) as net:
         got = _measured(dev, net)
-        assert got == net.passes_per_step()
+        assert got == bplan.passes_per_step(net)
     assert got["forward"] == (3 + 2) + (5 + 2) + (4 + 2)
     assert got["backprop"] == 4 + 2
     assert got["update"] == 3 * 2
-    plan = bp.plan_for("paper", True)
+    plan = bplan.plan_for("paper", True)
     assert plan.name == "backprop/paper-packed"
     assert plan.expected(sizes=sizes, N=n) == got
 
@@ -118,7 +119,7 @@ def test_hardware_choices_are_exact(dev, monkeypatch, choice):
         for packed in (True, False):
             with bp.BackpropNet(dev, sizes, X, T, weights=W0, lr=lr, schedule="fused",
                                 packed=packed) as net:
-                assert _measured(dev, net) == net.passes_per_step()
+                assert _measured(dev, net) == bplan.passes_per_step(net)
                 net.step()
                 got = net.weights()
                 if not choice["buffers"]:
@@ -130,9 +131,9 @@ def test_hardware_choices_are_exact(dev, monkeypatch, choice):
     # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/test_backprop_ubo.py)
     monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
     # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
-    assert sum(bp.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
+    assert sum(bplan.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
     # a software rasteriser keeps all three whatever HARDWARE says
-    assert sum(bp.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
+    assert sum(bplan.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
 
 
 def test_fused_pass_count_is_independent_of_n(dev, monkeypatch):
@@ -152,14 +153,14 @@ def test_fused_pass_count_is_independent_of_n(dev, monkeypatch):
                 with bp.BackpropNet(dev, sizes, X, T, weights=W0, schedule="fused",
                                     packed=packed) as net:
                     got = _measured(dev, net)
-                    assert got == net.passes_per_step()
+                    assert got == bplan.passes_per_step(net)
                 counts.add(tuple(sorted(got.items())))
                 # the plan of a hardware rasteriser (a software one gathers a hidden layer's
                 # tiles one render target per pass: [16, 20, 9] then takes 7 gathers, not 1),
                 # on the texture path (uniform blocks: tests/test_backprop_ubo.py)
                 with monkeypatch.context() as mp:
                     mp.setitem(bp.adapt.UBO, "hardware", False)
-                    assert sum(bp.fused_phases(sizes, n, packed).values()) == total, sizes
+                    assert sum(bplan.fused_phases(sizes, n, packed).values()) == total, sizes
         assert len(counts) == 1, sizes
 
 
@@ -263,8 +264,8 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed,
         got = _measured(d, net)
         w = net.weights()
         assert net.loss() == pytest.approx(loss0, rel=1e-5)   # the split loss loop too
-        assert got == net.passes_per_step()                    # the plan stays exact
-        assert got == bp.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
+        assert got == bplan.passes_per_step(net)                    # the plan stays exact
+        assert got == bplan.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
                                                                  loop_cap=cap,
                                                                  software=d.is_software)
     for m in range(len(W0)):
@@ -273,7 +274,7 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed,
     # more passes than the normal path (no cap), which stays within 4K - 3 .. 6K - 2 (the
     # texture path; the uniform-block path adds a draw per weight window past the first)
     monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    normal = bp.fused_phases(sizes, n, packed)
+    normal = bplan.fused_phases(sizes, n, packed)
     K = len(sizes) - 1
     assert sum(got.values()) > sum(normal.values())
     assert 4 * K - 3 <= sum(normal.values()) <= 6 * K - 2
@@ -284,13 +285,13 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed,
 def test_split_plan_counts():
     # layer 1: 301 inputs = 76 K-quads of a 4-row tile: ceil(76 / 50) = 2 product passes +
     # 1 gather; layer 2 (5 inputs): direct. Backprop: 63 K-quads, 2 passes + 1 gather.
-    assert bp.fused_phases([300, 4, 250], 9, loop_cap=50) == \
+    assert bplan.fused_phases([300, 4, 250], 9, loop_cap=50) == \
         {"forward": 2 + 1 + 1, "backprop": 2 + 1, "update": 2, "apply": 2}
-    assert bp.fused_phases([300, 4, 250], 9) == {"forward": 3, "backprop": 2, "update": 2,
+    assert bplan.fused_phases([300, 4, 250], 9) == {"forward": 3, "backprop": 2, "update": 2,
                                                   "apply": 2}
     # without float blending (the 7800 GTX) each extra slice of an R-target product is
     # 1 + 2R ping-pong passes; its loop cap of 255 splits nothing here
-    assert bp.fused_phases([300, 4, 250], 9, loop_cap=50, profile="geforce-7800gtx") == \
+    assert bplan.fused_phases([300, 4, 250], 9, loop_cap=50, profile="geforce-7800gtx") == \
         {"forward": (1 + 9) + 1 + 1, "backprop": (1 + 9) + 1, "update": 2, "apply": 2}
 
 
@@ -302,7 +303,7 @@ def test_paper_schedule_is_unaffected_by_the_cap(capped):
     with bp.BackpropNet(d, sizes, X, T, weights=W0, lr=0.3, schedule="paper") as net:
         got = _measured(d, net)
         w = net.weights()
-    assert got == bp.paper_phases(sizes, n)
+    assert got == bplan.paper_phases(sizes, n)
     for m in range(2):
         assert _rel(w[m], ref1[m]) <= W_RTOL
 
@@ -388,15 +389,15 @@ def test_schedules_adapt_to_device_profiles(profiled, profile, schedule, packed)
             w = net.weights()
             assert net.loss() == pytest.approx(loss0, rel=1e-5)
             # the plan from the device, and from the profile's name alone, equal the counter
-            assert got == net.passes_per_step()
-            assert got == bp.plan_for(schedule, packed).expected(
+            assert got == bplan.passes_per_step(net)
+            assert got == bplan.plan_for(schedule, packed).expected(
                 sizes=sizes, N=n, packed=packed, profile=profile, software=d.is_software)
         for m in range(len(W0)):
             assert _rel(w[m], ref1[m]) <= W_RTOL, (sizes, m)
         if schedule == "paper" and not d.float_blending:
             # every accumulating pass of the paper's count is drawn as 3 ping-pong passes
             counted = got["forward"] + got["backprop"] + got["update"]
-            assert counted > bp.paper_formula_total(sizes, n, packed)
+            assert counted > bplan.paper_formula_total(sizes, n, packed)
 
 
 @pytest.mark.parametrize("packed", [True, False])
@@ -412,7 +413,7 @@ def test_fused_schedule_wraps_at_the_profile_texture_size(profiled, packed):
                         packed=packed) as net:
         got = _measured(d, net)
         assert all(a.layout.wrapped for a in net.A)
-        assert got == net.passes_per_step()
+        assert got == bplan.passes_per_step(net)
         w = net.weights()
     for m in range(2):
         assert _rel(w[m], ref1[m]) <= W_RTOL
@@ -422,15 +423,15 @@ def test_paper_count_under_the_7800_gtx(profiled, monkeypatch):
     # the paper's 2-64-1, N = 1024 packed: 583 passes counted with one pass per accumulation
     # (blending); the 7800 GTX has no float32 blending, so forward (2 + 64 accumulating
     # passes), backprop (none for MO = 1) and update (2 x 255) take 3 passes each
-    ph = bp.paper_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx")
-    assert bp.paper_formula_total([2, 64, 1], 1024, True) == 583
+    ph = bplan.paper_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx")
+    assert bplan.paper_formula_total([2, 64, 1], 1024, True) == 583
     assert ph["forward"] == (1 + 2 * 3 + 1) + (1 + 64 * 3 + 1)
     assert ph["backprop"] == 1 and ph["update"] == 2 * (1 + 255 * 3)
     # the fused schedule has no accumulating pass here: as a native device's texture path (the
     # 7800 GTX has no uniform blocks)
     monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    assert bp.fused_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx") == \
-        bp.fused_phases([2, 64, 1], 1024, True)
+    assert bplan.fused_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx") == \
+        bplan.fused_phases([2, 64, 1], 1024, True)
 
 
 def test_fused_schedule_under_the_7800_gtx_loop_cap(profiled):
@@ -443,7 +444,7 @@ def test_fused_schedule_under_the_7800_gtx_loop_cap(profiled):
     with bp.BackpropNet(d, sizes, X, T, weights=W0, lr=0.2, schedule="fused") as net:
         got = _measured(d, net)
         w = net.weights()
-    assert got == bp.fused_phases(sizes, n, profile="geforce-7800gtx", software=d.is_software)
+    assert got == bplan.fused_phases(sizes, n, profile="geforce-7800gtx", software=d.is_software)
     # layer 1: 6 neurons in a 4-row tile (2 rows per target): 1 gather pass, or on a software
     # rasteriser one per non-empty target (3); layer 2 direct
     assert got["forward"] == (1 + (1 + 2 * 4)) + (3 if d.is_software else 1) + 1
@@ -497,7 +498,7 @@ def test_xor_demo_window_under_xvfb():
 
 
 def test_report_profile_shows_the_forced_pass_structure(tmp_path):
-    from shadergpgpu.frontends.reports import backprop as rep
+    from shadergpgpu.analysis.reports import backprop as rep
 
     rc = rep.main(["--quick", "--out", str(tmp_path), "--no-progress", "--no-timing",
                    "--profile", "geforce-7800gtx"])
@@ -514,7 +515,7 @@ def test_report_profile_shows_the_forced_pass_structure(tmp_path):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.frontends.reports import backprop as rep
+    from shadergpgpu.analysis.reports import backprop as rep
 
     rc = rep.main(["--quick", "--out", str(tmp_path), "--no-progress", "--mh-max", "64",
                    "--n-max", "64"])

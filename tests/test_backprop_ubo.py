@@ -9,6 +9,7 @@ import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms import backprop as bp
+from shadergpgpu.analysis.plans import backprop as bplan
 from shadergpgpu.engine import blocks
 
 W_RTOL = 1e-5        # weights after the steps, relative to the largest weight (the bound)
@@ -72,7 +73,7 @@ def _train(d, sizes, n, packed, steps=3, seed=None):
             got.append(net.weights())
         np.testing.assert_allclose(net.outputs(), bp.numpy_forward(refs[-2], X)[-1],
                                    rtol=0, atol=1e-5)
-        plan = net.passes_per_step()
+        plan = bplan.passes_per_step(net)
     for g, r in zip(got, refs):
         for m in range(len(W0)):
             assert g[m].shape == W0[m].shape
@@ -90,7 +91,7 @@ def test_recompute_path_matches_float64_numpy(dev, ubo_on, sizes, n, packed):
     assert f"backprop/rc-forward-{p}" in kernels and f"backprop/rc-gradient-{p}" in kernels
     # forward 1, the gradients of both layers 1, apply 2: the hidden layer is never stored
     assert counted == plan == {"forward": 1, "update": 1, "apply": 2}
-    assert bp.fused_phases(sizes, n, packed, device=dev) == counted
+    assert bplan.fused_phases(sizes, n, packed, device=dev) == counted
 
 
 @pytest.mark.parametrize("packed", [True, False])
@@ -106,7 +107,7 @@ def test_windowed_forward_products_match_float64_numpy(dev, ubo_on, sizes, n, pa
         if u:
             assert f"backprop/forward-ubo{u[0]}-{p}" in kernels
     assert counted == plan
-    assert bp.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
+    assert bplan.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
                                                  software=True) == counted
     if sizes == [64, 256, 10]:
         assert layers[0][1] == 2          # 65 x 256 floats: two windows, two draws
@@ -166,7 +167,7 @@ def test_texture_path_without_big_uniform_blocks(ubo_on, profile):
         for sizes, n in (([2, 64, 1], 61), ([9, 12, 3], 10)):
             kernels, counted, plan, _ = _train(d, sizes, n, True, steps=2)
             assert not any("rc-" in k or "-ubo" in k for k in kernels)
-            assert counted == plan == bp.fused_phases(sizes, n, True, profile=profile,
+            assert counted == plan == bplan.fused_phases(sizes, n, True, profile=profile,
                                                       software=d.is_software)
 
 
@@ -176,26 +177,26 @@ def test_the_default_choice_by_device(dev, monkeypatch):
     # profiles keep the texture path
     profiles = ("webgl2", "mali-gles31", "raspberrypi4", "geforce-7800gtx")
     shapes = (([2, 1024, 1], 16384), ([64, 256, 10], 4096), ([9, 12, 3], 10))
-    assert bp.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
+    assert bplan.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
     # below UBO_MIN_PAIRS (hidden units + 1) x N the recompute path is not taken
-    assert bp.fused_phases([2, 64, 1], 1024) != {"forward": 1, "update": 1, "apply": 2}
+    assert bplan.fused_phases([2, 64, 1], 1024) != {"forward": 1, "update": 1, "apply": 2}
     with monkeypatch.context() as m:
         m.setattr(bp.adapt, "UBO_MIN_PAIRS", 0)
-        assert bp.fused_phases([2, 64, 1], 1024) == {"forward": 1, "update": 1, "apply": 2}
+        assert bplan.fused_phases([2, 64, 1], 1024) == {"forward": 1, "update": 1, "apply": 2}
     # 64-256-10: two windows for layer 1, one for layer 2: 2 + 1 product draws, 2 gathers
-    assert bp.fused_phases([64, 256, 10], 4096)["forward"] == 5
-    on = {(p, i): bp.fused_phases(*s, profile=p) for p in profiles for i, s in enumerate(shapes)}
-    soft = [bp.fused_phases(*s, software=True) for s in shapes]
+    assert bplan.fused_phases([64, 256, 10], 4096)["forward"] == 5
+    on = {(p, i): bplan.fused_phases(*s, profile=p) for p in profiles for i, s in enumerate(shapes)}
+    soft = [bplan.fused_phases(*s, software=True) for s in shapes]
     monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    assert soft == [bp.fused_phases(*s, software=True) for s in shapes]
-    assert bp.fused_phases([2, 1024, 1], 16384) != {"forward": 1, "update": 1, "apply": 2}
-    assert on == {(p, i): bp.fused_phases(*s, profile=p) for p in profiles
+    assert soft == [bplan.fused_phases(*s, software=True) for s in shapes]
+    assert bplan.fused_phases([2, 1024, 1], 16384) != {"forward": 1, "update": 1, "apply": 2}
+    assert on == {(p, i): bplan.fused_phases(*s, profile=p) for p in profiles
                   for i, s in enumerate(shapes)}
     # the forward products of other networks can keep their texture path alone (UBO_FORWARD)
     monkeypatch.setitem(bp.adapt.UBO, "hardware", True)
     monkeypatch.setattr(bp.adapt, "UBO_FORWARD", False)
-    assert bp.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
-    assert bp.fused_phases([64, 256, 10], 4096)["forward"] == 4     # 2 tiled products, 2 gathers
+    assert bplan.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
+    assert bplan.fused_phases([64, 256, 10], 4096)["forward"] == 4     # 2 tiled products, 2 gathers
     if dev.is_software:
         X, T, W0 = _data([2, 64, 1], 61, 1)
         with bp.BackpropNet(dev, [2, 64, 1], X, T, weights=W0, schedule="fused") as net:

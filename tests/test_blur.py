@@ -13,7 +13,7 @@ from scipy.ndimage import gaussian_filter
 
 import shadergpgpu as sg
 from conftest import LEGACY_PROFILES
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.engine.kernels import REGISTRY
 from shadergpgpu.engine.programs import shaders_root
 from shadergpgpu.algorithms.blur import Tiling, gaussian_blur, recursive_kernel, gaussian_weights
@@ -245,7 +245,7 @@ def test_pass_plan_matches_and_does_not_depend_on_sigma(dev, schedule):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.frontends.reports import blur as report
+    from shadergpgpu.analysis.reports import blur as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-progress"]) == 0
     for name in ("blur.md", "blur.csv", "blur.json", "blur_passes.csv", "blur_profiles.csv"):
         assert (tmp_path / name).is_file()

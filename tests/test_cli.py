@@ -6,7 +6,7 @@ import pytest
 
 import shadergpgpu
 from shadergpgpu.frontends import cli
-from shadergpgpu.frontends.reports import REPORTS
+from shadergpgpu.analysis.reports import REPORTS
 
 
 def run(capsys, *argv):
@@ -109,7 +109,7 @@ def test_module_entry_point():
 
 
 def test_checks_helper_reports_loudly(capsys):
-    from shadergpgpu.frontends.reports.common import Checks
+    from shadergpgpu.analysis.reports.common import Checks
 
     c = Checks("demo")
     assert c.plan("passes of x", 5, 5)
@@ -132,7 +132,7 @@ def test_checks_helper_reports_loudly(capsys):
 
 
 def test_timing_and_stamp_helpers():
-    from shadergpgpu.frontends.reports import common
+    from shadergpgpu.analysis.reports import common
 
     calls = []
     t = common.measure(lambda: calls.append(1), repeat=5, warmup=2)
@@ -151,7 +151,7 @@ def test_timing_and_stamp_helpers():
 
 def test_plot_helper_breaks_lines_and_stamps_the_title(tmp_path):
     pytest.importorskip("matplotlib")
-    from shadergpgpu.frontends.reports import common
+    from shadergpgpu.analysis.reports import common
 
     meta = {"device": "GPU X [egl]", "date": "2026-01-02"}
     path = tmp_path / "p.png"
@@ -163,7 +163,7 @@ def test_plot_helper_breaks_lines_and_stamps_the_title(tmp_path):
 def test_missing_extra_is_named(capsys, monkeypatch):
     import sys as _sys
     monkeypatch.setitem(_sys.modules, "matplotlib", None)
-    monkeypatch.setitem(_sys.modules, "shadergpgpu.frontends.reports.blur", None)
+    monkeypatch.setitem(_sys.modules, "shadergpgpu.analysis.reports.blur", None)
     e = ImportError("No module named 'matplotlib'", name="matplotlib")
     assert "pip install 'shadergpgpu[report]'" in cli._import_problem("the x report", e)
     code, _, err = run(capsys, "report", "blur", "--quick")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st, HealthCheck
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 
 FMA = ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z", "z = x * y + a",

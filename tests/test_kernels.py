@@ -322,7 +322,7 @@ def test_no_shader_declares_its_own_uniforms():
 
 
 def test_plans_need_no_import_order():
-    code = ("from shadergpgpu.engine.plans import get_plan; "
+    code = ("from shadergpgpu.analysis.plans import get_plan; "
             "print(get_plan('sgemm/tile8x4').name)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.returncode == 0 and "sgemm/tile8x4" in r.stdout, r.stderr

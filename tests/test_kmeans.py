@@ -25,7 +25,7 @@ from sklearn.exceptions import NotFittedError
 import shadergpgpu as sg
 from shadergpgpu.algorithms.kmeans import KMeans, geometry
 from shadergpgpu.algorithms.kmeans import reference as ref
-from shadergpgpu.engine.plans import get_plan
+from shadergpgpu.analysis.plans import get_plan
 from shadergpgpu.ops.reduce import fanin_for, gamma, rounding_depth
 
 U = 2.0 ** -24

@@ -127,6 +127,75 @@ def test_trainer_epoch_matches_float64(dev, solver, act, out, weighted):
     assert data + 0.5 * h["alpha"] * sq == pytest.approx(ref_loss, rel=1e-5)
 
 
+def _trainer_epoch(dev, X, Y, sw, coefs, ints, order, B, act, out, solver, h, slices):
+    sizes = [X.shape[1]] + [c.shape[1] for c in coefs]
+    with mb.MinibatchTrainer(dev, sizes, act, out, solver, h, X, Y, B,
+                             [mb.pack_layer(c, b) for c, b in zip(coefs, ints)],
+                             sample_weight=sw, slices=slices) as tr:
+        tr.set_order(order)
+        for t, start in enumerate(range(0, len(order), B), 1):
+            lr = (h["lr"] * np.sqrt(1 - 0.999 ** t) / (1 - 0.9 ** t)
+                  if solver == "adam" else h["lr"])
+            tr.step(start, min(B, len(order) - start), lr, start == 0)
+        data, sq = tr.epoch_sums()
+        plan = tr.slices
+        got = [mb.unpack_layer(w, sizes[m]) for m, w in enumerate(tr.weights())]
+    return got, data + 0.5 * h["alpha"] * sq, plan
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd"])
+def test_trainer_sliced_loops_give_the_same_epoch(dev, solver):
+    """The forward's and the gradient's loops cut into S parts (forced here: llvmpipe chooses
+    S = 1) give the unsliced epoch to float32 rounding, and the float64 one; S = 16 leaves
+    parts empty (the first layer's 12 input texels, the 7-row last batch)."""
+    rng = np.random.default_rng(5)
+    N, sizes, B = 47, [45, 21, 9, 3], 20
+    X = rng.standard_normal((N, sizes[0]))
+    Y = np.eye(3)[rng.integers(0, 3, N)]
+    sw = rng.uniform(0.2, 2.0, N)
+    coefs = [rng.uniform(-.3, .3, (a, b)) for a, b in zip(sizes, sizes[1:])]
+    ints = [rng.uniform(-.3, .3, b) for b in sizes[1:]]
+    h = dict(alpha=0.01, momentum=0.9, nesterovs_momentum=True, beta_1=0.9, beta_2=0.999,
+             epsilon=1e-8, lr=1e-2 if solver == "adam" else 0.1)
+    order = rng.permutation(N)
+    ref_c, ref_b, ref_loss = _numpy_epoch(X, Y, sw, coefs, ints, order, B, "relu", "softmax",
+                                          solver, h)
+    runs = {S: _trainer_epoch(dev, X, Y, sw, coefs, ints, order, B, "relu", "softmax", solver,
+                              h, S) for S in (None, 1, 3, 16)}
+    assert runs[3][2] == [(3, 3)] * 3 and runs[16][2] == [(16, 16)] * 3
+    if dev.is_software:
+        assert runs[None][2] == [(1, 1)] * 3
+    base = runs[1]
+    for S, (got, loss, _) in runs.items():
+        for m in range(3):
+            scale = max(np.abs(ref_c[m]).max(), np.abs(ref_b[m]).max())
+            for part in range(2):
+                np.testing.assert_allclose(got[m][part], base[0][m][part], rtol=0,
+                                           atol=1e-6 * scale, err_msg=f"S={S}")
+            np.testing.assert_allclose(got[m][0], ref_c[m], rtol=0, atol=2e-6 * scale)
+            np.testing.assert_allclose(got[m][1], ref_b[m], rtol=0, atol=2e-6 * scale)
+        assert loss == pytest.approx(base[1], rel=1e-6)
+        assert loss == pytest.approx(ref_loss, rel=1e-5)
+
+
+def test_trainer_chooses_slices_on_hardware(dev):
+    """S from the fragment count on a hardware renderer (MNIST's 784-100-10, batch 200: the
+    first layer's 200 x 25 forward fragments and 197 x 25 gradient blocks reach ~64k with
+    S = 14; the second layer's 26-texel forward keeps 8 iterations a part), 1 on software."""
+    class Hardware:
+        is_software = False
+        layout = staticmethod(dev.layout)
+
+    assert mb.slice_plan(Hardware, [784, 100, 10], 200) == [(14, 14), (3, 16)]
+    assert mb.choose_slices(5000, 196, software=True) == 1
+    assert mb.choose_slices(10 ** 6, 196, software=False) == 1
+    assert mb.choose_slices(10, 4, software=False) == 1
+    assert mb.slice_plan(Hardware, [784, 100, 10], 200, slices=2) == [(2, 2), (2, 2)]
+    with pytest.raises(ValueError, match="slices"):
+        mb.MinibatchTrainer(dev, [3, 2], "relu", "identity", "sgd", {}, np.ones((4, 3)),
+                            np.ones((4, 2)), 2, [np.zeros((5, 2))], slices=17)
+
+
 # ---- the estimators against scikit-learn -----------------------------------------------------
 def _split(loader, scale):
     X, y = loader(return_X_y=True)
@@ -311,6 +380,7 @@ def test_guards_at_forced_small_limits(dev):
 def test_paper_schedule_keeps_the_paper_network(dev):
     """schedule='paper': the 2009 network (BackpropNet), its pass counts and formulas."""
     from shadergpgpu.algorithms import backprop as bp
+    from shadergpgpu.analysis.plans import backprop as bplan
     rng = np.random.default_rng(5)
     X = rng.uniform(0, 1, (13, 3))
     Y = rng.uniform(0, 1, (13, 2))
@@ -331,7 +401,7 @@ def test_paper_schedule_keeps_the_paper_network(dev):
     np.testing.assert_allclose(m.loss_curve_, losses, rtol=1e-5)
     for c, b, r in zip(m.coefs_, m.intercepts_, ref):
         np.testing.assert_allclose(np.vstack([b[None], c]), r, atol=1e-5 * np.abs(r).max())
-    assert m.passes_per_step_ == bp.paper_phases([3, 5, 4, 2], 13, packed=False)
+    assert m.passes_per_step_ == bplan.paper_phases([3, 5, 4, 2], 13, packed=False)
     np.testing.assert_allclose(m.predict(X), bp.numpy_forward(ref, X)[-1], atol=2e-5)
 
 

@@ -8,7 +8,8 @@ import pytest
 
 from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.algorithms import sgemm as S
-from shadergpgpu.engine import kernels, model as M, plans, work
+from shadergpgpu.analysis import model as M, plans, work
+from shadergpgpu.engine import kernels
 from shadergpgpu.engine.builtin import SAXPY
 
 
@@ -196,7 +197,7 @@ def test_measured_speeds_without_calibration_says_what_to_run(dev, tmp_path, mon
 def test_paper_configuration_on_the_7800gtx():
     """2-64-1, N = 1024, paper schedule: the paper's pass counts (583 / 2119 + the 3 passes it
     leaves out) and predicted times within 30 % of the paper's 0.008 s and 0.026 s."""
-    from shadergpgpu.frontends.reports import model as R
+    from shadergpgpu.analysis.reports import model as R
     rows = {(r["counting"], r["variant"]): r for r in R.paper_prediction()}
     pk, up = rows[("paper's passes", "packed")], rows[("paper's passes", "unpacked")]
     assert pk["passes"] == 2 + 64 + 1 + 1024 // 2 + 4 + 3
@@ -214,9 +215,9 @@ def test_paper_configuration_on_the_7800gtx():
 
 # ---- the command-line functions -----------------------------------------------------------------
 def test_calibrate_and_predict_commands(dev, tmp_path, monkeypatch, capsys):
-    from shadergpgpu.frontends.reports import REPORTS
-    from shadergpgpu.frontends.reports import model as R
-    assert REPORTS["model"] == "shadergpgpu.frontends.reports.model"
+    from shadergpgpu.analysis.reports import REPORTS
+    from shadergpgpu.analysis.reports import model as R
+    assert REPORTS["model"] == "shadergpgpu.analysis.reports.model"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert R.calibrate_main(["--quick"]) == 0
     out = capsys.readouterr().out

@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from shadergpgpu.engine import model as M
-from shadergpgpu.frontends.reports import calibrate_kernels as CK
-from shadergpgpu.frontends.reports.calibrate_calls import _call_fit
-from shadergpgpu.frontends.reports import model_cases as MC
-from shadergpgpu.frontends.reports import rounds as R
+from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis.reports import calibrate_kernels as CK
+from shadergpgpu.analysis.reports.calibrate_calls import _call_fit
+from shadergpgpu.analysis.reports import model_cases as MC
+from shadergpgpu.analysis.reports import rounds as R
 
 
 def test_a_software_pass_lasts_as_long_as_its_busiest_thread():
@@ -219,7 +219,7 @@ def test_gpu_calibration_keeps_the_lowest_of_five_stated_rounds_and_quick_runs_o
 
 
 def test_each_algorithms_checks_follow_its_calibration_cases():
-    from shadergpgpu.frontends.reports.rounds import beside, split_round
+    from shadergpgpu.analysis.reports.rounds import beside, split_round
 
     def case(algo):
         return type("Case", (), {"algo": algo})()
@@ -241,7 +241,7 @@ def test_each_algorithms_checks_follow_its_calibration_cases():
 
 
 def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():
-    from shadergpgpu.frontends.reports.rounds import rank, rank_share, rounds_estimate
+    from shadergpgpu.analysis.reports.rounds import rank, rank_share, rounds_estimate
     err = RuntimeError("refused")
     assert [rank(n) for n in (1, 2, 3, 4, 6, 7, 8, 10)] == [0, 0, 0, 1, 1, 2, 2, 3]
     # a GPU keeps the fastest of any number of rounds
@@ -266,7 +266,7 @@ def test_rounds_come_to_the_fastest_of_a_few_and_a_low_rank_of_many():
 
 
 def test_per_draw_rounds_keep_each_kernels_reading_at_the_rounds_rank(monkeypatch):
-    from shadergpgpu.frontends.reports.rounds import rank
+    from shadergpgpu.analysis.reports.rounds import rank
     # stated readings (nothing is timed): kernel a's in eight rounds, two of them low
     stated_a = [2.0, 1.5, 0.4, 3.0, 2.5, 0.5, 4.0, 1.0]
     snaps = iter([{"p": {"kernels": {"a": {"gpu_ms": 2.0}, "b": {"gpu_ms": 1.0}}}},
@@ -385,7 +385,7 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
     carry and interleave passes) take what a calibration call's wall time leaves beyond the
     rest of the model, up to what their per-draw timings took beyond their modelled time.
     Nothing is timed: the call's wall time and the per-draw times are stated."""
-    from shadergpgpu.frontends.reports import calibrate_residual as CR
+    from shadergpgpu.analysis.reports import calibrate_residual as CR
     snap = MC.count(MC.blur_case((32, 32), 2.0), dev)
     sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=0.01, texel_rate_gtexels=0.005,
                   write_gbs=0.05, overlap="sum", threads=2,

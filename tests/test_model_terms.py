@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from shadergpgpu.engine import context, model as M
+from shadergpgpu.analysis import model as M
+from shadergpgpu.engine import context
 from shadergpgpu.engine.builtin import COPY, SAXPY
 
 
@@ -162,8 +163,8 @@ def test_first_model_without_host_costs_is_unchanged():
 
 
 def test_calibration_cases_are_held_out_from_the_checks():
-    from shadergpgpu.frontends.reports import calibrate_kernels as CK
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import calibrate_kernels as CK
+    from shadergpgpu.analysis.reports import model_cases as MC
     for sw in (True, False):
         cal = {(c.algo, c.label) for c in CK.calibration_cases(sw)}
         check = {(c.algo, c.label) for c in MC.default_cases(sw)}
@@ -172,8 +173,8 @@ def test_calibration_cases_are_held_out_from_the_checks():
 
 
 def test_calibrate_all_measures_efficiencies_and_call_costs(dev, tmp_path, monkeypatch):
-    from shadergpgpu.frontends.reports import calibrate_kernels as CK
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import calibrate_kernels as CK
+    from shadergpgpu.analysis.reports import model_cases as MC
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cases = [MC.sgemm_case(64), MC.elementwise_case(128)]
     monkeypatch.setattr(CK, "calibration_cases", lambda software: cases)
@@ -270,7 +271,7 @@ def test_timed_rounds_keeps_the_fastest_round_per_case(monkeypatch):
     """Rounds over all cases (round-robin): per case the fastest wall, issue and device time
     over the rounds, the first round's snapshot; a case that raises is reported, not retried,
     and the others go on."""
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import model_cases as MC
     times = {"a": [(3.0, 1.0, {"s": 1}, 2.0), (1.0, 2.0, {"s": 2}, 0.5),
                    (2.0, 0.5, {"s": 3}, 1.0)],
              "b": [(5.0, 5.0, {"s": 4}, 5.0), (4.0, 6.0, {"s": 5}, 6.0),
@@ -310,7 +311,7 @@ def test_a_call_that_never_waits_is_priced_as_one_of_a_run():
 
 
 def test_calls_are_timed_in_runs_on_a_gpu_alone_on_a_software_renderer():
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import model_cases as MC
     sw = type("D", (), {"is_software": True})()
     gpu = type("D", (), {"is_software": False})()
     assert MC.run_length(sw, 1e-5) == 1
@@ -323,7 +324,7 @@ def test_call_times_counts_every_call_of_a_run(monkeypatch):
     """A run issues run_length calls per repeat: on a fake GPU device whose warm-up states a
     call of 1 ms, runs are RUN_SECONDS / 1 ms calls long (calls are counted, nothing is
     timed)."""
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import model_cases as MC
 
     class FakeGpu:
         is_software = False
@@ -343,7 +344,7 @@ def test_short_calls_on_a_software_renderer_are_timed_more_often(monkeypatch):
     """On a software renderer a call is timed alone, repeat times or enough calls for
     SOFTWARE_SECONDS (at most SOFTWARE_REPEATS); on a GPU repeat runs. The warm-up is
     replaced by a stated call length: calls are counted, nothing is timed."""
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import model_cases as MC
 
     class FakeDevice:
         def __init__(self, software):
@@ -365,7 +366,7 @@ def test_short_calls_on_a_software_renderer_are_timed_more_often(monkeypatch):
 def test_count_of_a_call_in_a_run_has_no_wait_after_it(dev):
     """count(finish=False) snapshots a call as a run's call (timed_call on a GPU): the same
     passes, one finish fewer; benchmarks/model_cross.py counts a GPU record's call that way."""
-    from shadergpgpu.frontends.reports import model_cases as MC
+    from shadergpgpu.analysis.reports import model_cases as MC
     case = MC.elementwise_case(64)
     alone = MC.count(case, dev)
     in_run = MC.count(case, dev, finish=False)

@@ -6,9 +6,9 @@ wait for the device more than once)."""
 import numpy as np
 import pytest
 
-from shadergpgpu.engine import model as M
+from shadergpgpu.analysis import model as M
 from shadergpgpu.engine.builtin import COPY, SAXPY
-from shadergpgpu.engine.calibration import _fit_tiles
+from shadergpgpu.analysis.calibration import _fit_tiles
 
 
 def _draws(snap, kernel):
@@ -118,7 +118,7 @@ def test_software_renderer_threads_share_the_tiles_of_the_rectangle():
 
 @pytest.mark.parametrize("tile", [(8, 8), (16, 16), (1, 2), (2, 1), (32, 4)])
 def test_tile_fit_finds_the_tile_and_cost(tile):
-    from shadergpgpu.engine.calibration import TILE_PROBES
+    from shadergpgpu.analysis.calibration import TILE_PROBES
     per = 0.04
     got = _fit_tiles({s: per * M.tiles(s, tile) for s in TILE_PROBES})
     assert got[0] == tile and got[1] == pytest.approx(per)
@@ -136,7 +136,7 @@ def _floor_case(device, readbacks=0, host_us=0.01):
 
 
 def test_kernel_calibration_refuses_host_bound_floors_and_calls_that_wait_twice():
-    from shadergpgpu.frontends.reports.calibrate_kernels import HOST_BOUND, _dominant_sample
+    from shadergpgpu.analysis.reports.calibrate_kernels import HOST_BOUND, _dominant_sample
     floor = 1000 * (1.5 + 0.05 * 256) * 1e-6
     sp, timed = _floor_case(1.5 * floor)
     got = _dominant_sample(_Dev(), None, sp, timed)
@@ -153,7 +153,7 @@ def test_kernel_calibration_refuses_host_bound_floors_and_calls_that_wait_twice(
 
 
 def test_host_steal_share_reads_the_machine(monkeypatch, tmp_path):
-    from shadergpgpu.frontends.reports import hostload
+    from shadergpgpu.analysis.reports import hostload
     assert hostload.steal_share((10, 1000), (40, 1100)) == pytest.approx(0.3)
     assert hostload.steal_share(None, (1, 2)) is None
     assert hostload.steal_share((5, 100), (5, 100)) is None
@@ -168,7 +168,7 @@ def test_host_steal_share_reads_the_machine(monkeypatch, tmp_path):
 
 
 def test_two_engine_calibrations_keep_the_lower_host_cost_of_each():
-    from shadergpgpu.frontends.reports.calibrate_kernels import ranked_engine
+    from shadergpgpu.analysis.reports.calibrate_kernels import ranked_engine
     first = {"pass_overhead_us": 5.0, "host_us": {"prepared": 4.0, "repeat": 2.0}}
     again = {"pass_overhead_us": 3.0, "host_us": {"prepared": 2.5, "repeat": 3.0, "run": 1.0}}
     got = ranked_engine([first, again], 0.0)

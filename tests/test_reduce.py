@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.reduce import arg as R_arg
 

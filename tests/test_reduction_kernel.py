@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.engine.errors import LoopBudgetError, ShaderCompileError
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.reduce import ReductionKernel

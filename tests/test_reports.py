@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from shadergpgpu.frontends.reports import common
+from shadergpgpu.analysis.reports import common
 
 REPORTS = ["sgemm", "blur", "backprop", "sammon", "svm"]
 MD = {"sgemm": "sgemm.md", "blur": "blur.md", "backprop": "backprop.md",
@@ -25,7 +25,7 @@ def test_report_quick(name, tmp_path, capsys):
     pytest.importorskip("matplotlib")
     if name == "sammon":
         pytest.importorskip("sklearn")
-    mod = importlib.import_module(f"shadergpgpu.frontends.reports.{name}")
+    mod = importlib.import_module(f"shadergpgpu.analysis.reports.{name}")
     out = tmp_path / name
     rc = mod.main(["--quick", "--out", str(out), "--no-progress"])
     printed = capsys.readouterr().out
@@ -64,7 +64,7 @@ def _model_cols(name, row):
     """[(measured ms, the model's columns)] of a timed row (backprop: one per GPU schedule)."""
     if name != "backprop":
         return [(TIMED[name][1](row), row)]
-    from shadergpgpu.frontends.reports.backprop import IMPLS
+    from shadergpgpu.analysis.reports.backprop import IMPLS
     return [(row[f"{i} s"] * 1e3, {k[len(i) + 1:]: v for k, v in row.items()
                                    if k.startswith(f"{i} ")}) for i in IMPLS[:3]]
 
@@ -93,7 +93,7 @@ def test_backprop_profile_redraws_the_papers_figures(tmp_path, capsys):
     """Under the 7800 GTX profile: Fig. 3 / 4 rows with the paper's two points and the 7800 GTX
     predicted curves; the packed step at 2-64-1, N = 1024 within 30 % of the paper's 0.008 s."""
     pytest.importorskip("matplotlib")
-    from shadergpgpu.frontends.reports import backprop
+    from shadergpgpu.analysis.reports import backprop
     out = tmp_path / "bp"
     rc = backprop.main(["--quick", "--profile", "geforce-7800gtx", "--out", str(out),
                         "--no-progress"])
@@ -153,7 +153,7 @@ def test_predictor_columns_and_failures(monkeypatch):
     import numpy as np
 
     import shadergpgpu as sg
-    from shadergpgpu.frontends.reports import model_cases
+    from shadergpgpu.analysis.reports import model_cases
 
     dev = sg.Device()
     try:

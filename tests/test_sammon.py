@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.algorithms import sammon as sm
+from shadergpgpu.analysis.plans import sammon as smplan
 from shadergpgpu.algorithms.sammon import Sammon, pca_init, tiles
 
 
@@ -140,7 +141,7 @@ def test_digits_default_within_5pct_of_converged_reference(dev):
 
 def _plan_rows(dev, s, n, n_features, **kw):
     plan = plans.get_plan("sammon/fit")
-    params = sm.plan_params(s, dev)
+    params = smplan.plan_params(s, dev)
     assert (params["n"], params["n_features"]) == (n, n_features)
     return plans.compare(plan, dev.counter.snapshot(), **dict(params, **kw))
 
@@ -346,7 +347,7 @@ def test_failed_setup_releases_textures(dev):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.frontends.reports import sammon as report
+    from shadergpgpu.analysis.reports import sammon as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 0
     import json
     rows = json.loads((tmp_path / "sammon.json").read_text())["rows"]
@@ -358,7 +359,7 @@ def test_report_quick(tmp_path):
 
 
 def test_report_plan_mismatch_is_loud(tmp_path, monkeypatch, capsys):
-    from shadergpgpu.frontends.reports import sammon as report
+    from shadergpgpu.analysis.reports import sammon as report
     plan = plans.get_plan("sammon/fit")
     wrong = plan.phases
     monkeypatch.setattr(plan, "phases", lambda **kw: dict(wrong(**kw), **{"sammon/update": 0}))
@@ -420,13 +421,13 @@ def test_profile_plan_is_independent():
     iterations per point plus one block (201) for the rounding, so a pass holds
     (255 - 201) // (2 x 16) = 1 block: 10 parts; the 9 after the first accumulate (1 + 2 x 4
     passes each); + 1 finishing pass = 83 per evaluation. Natively: 1 + 1."""
-    plan = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, loop_cap=255,
+    plan = smplan.plan_phases(150, 400, layout="rows", n_evals=1, split=1, loop_cap=255,
                           float_blend=False, max_outputs=4, tile_jb=16, tile_s_lane=False,
                           tile_unroll=1)
     assert sm.tile_points(4, s_lane=False) == 3
     assert sm.tile_parts(150, 3, [(0, 150)], 16) == 10
     assert plan["sammon/update"] == 1 + 9 * 9 + 1
-    native = sm.plan_phases(150, 400, layout="rows", n_evals=1, split=1, tile_jb=16)
+    native = smplan.plan_phases(150, 400, layout="rows", n_evals=1, split=1, tile_jb=16)
     assert native["sammon/update"] == 2
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.ops.scan import cumsum, scan_passes
 
 HYP = settings(max_examples=40, deadline=None,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 from shadergpgpu.engine.limits import ceil_div
@@ -332,7 +332,7 @@ def test_pass_plan_matches_counter(dev, rng):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.frontends.reports import sgemm as report
+    from shadergpgpu.analysis.reports import sgemm as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots", "--no-progress"]) == 0
     text = (tmp_path / "sgemm.md").read_text()
     assert "tile8x4" in text and "simple" in text

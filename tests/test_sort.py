@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.ops import sort as sort_ops
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs, sort_passes
 

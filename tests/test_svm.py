@@ -12,7 +12,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC as SkSVC
 
 import shadergpgpu as sg
-from shadergpgpu.engine import plans
+from shadergpgpu.analysis import plans
 from shadergpgpu.ops.rbf import RBFData, rbf_matrix_host, rbf_pair
 from shadergpgpu.algorithms.svm import SVC
 from shadergpgpu.ops import reduce as R
@@ -223,7 +223,7 @@ def test_direct_kernels_compile_as_glsl_es():
 def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
     """The second-order gain computed inside the arg-min's first level (svm.FUSE_GAIN) and by
     an objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
-    from shadergpgpu.algorithms.svm import plans as S   # FUSE_GAIN lives (and is read) there
+    from shadergpgpu.algorithms.svm import choices as S   # FUSE_GAIN lives (and is read) there
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::2]
     y = y[::2]
@@ -298,7 +298,7 @@ def test_bad_input(dev):
 
 
 def test_report_quick(tmp_path):
-    from shadergpgpu.frontends.reports import svm as report
+    from shadergpgpu.analysis.reports import svm as report
     assert report.main(["--quick", "--out", str(tmp_path), "--no-plots",
                         "--no-progress"]) == 0
     assert (tmp_path / "svm.json").is_file()

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.kernels import Kernel  # noqa: E402
-from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
+from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from model_gaps import cases_from_argv  # noqa: E402

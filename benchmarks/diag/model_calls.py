@@ -21,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from shadergpgpu.engine import calibration as C  # noqa: E402
-from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
+from shadergpgpu.analysis import calibration as C  # noqa: E402
+from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 
 
 def recording(log: list, start: float):

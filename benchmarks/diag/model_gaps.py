@@ -16,14 +16,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
+from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 
 
 def cases_from_argv(small: bool) -> list:
     """The checks (or with ``--calibration`` the calibration cases), small ones or the GPU's,
     of the algorithms ``--only a,b`` names (all without it)."""
     if "--calibration" in sys.argv:
-        from shadergpgpu.frontends.reports.calibrate_kernels import calibration_cases
+        from shadergpgpu.analysis.reports.calibrate_kernels import calibration_cases
         cases = calibration_cases(small)
     else:
         cases = MC.default_cases(small)

@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.engine import model as M  # noqa: E402
-from shadergpgpu.frontends.reports import model_cases as MC  # noqa: E402
+from shadergpgpu.analysis import model as M  # noqa: E402
+from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 
 
 def main() -> int:

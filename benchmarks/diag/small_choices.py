@@ -11,6 +11,7 @@ import numpy as np
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms import backprop as bp
+from shadergpgpu.analysis.plans import backprop as bplan
 from shadergpgpu.algorithms.sammon import Sammon, tiles
 
 
@@ -38,7 +39,7 @@ def main():
         net = bp.BackpropNet(dev, [2, 64, 1], X, T, lr=0.1, schedule="fused")
         t = best(lambda: net.step(10), dev) / 10
         print(f"backprop 2-64-1 N=1024 {dict(zip(keys, combo))}: {t * 1e3:.4f} ms/step, "
-              f"{sum(net.passes_per_step().values())} passes")
+              f"{sum(bplan.passes_per_step(net).values())} passes")
         net.release()
     bp.adapt.HARDWARE.update(saved)
     Xs = rng.standard_normal((2000, 16))

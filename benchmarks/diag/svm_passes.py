@@ -2,7 +2,7 @@
 import sys, time, warnings
 import numpy as np
 from shadergpgpu import Device
-from shadergpgpu.algorithms.svm import plans as S  # FUSE_GAIN lives there
+from shadergpgpu.algorithms.svm import choices as S  # FUSE_GAIN lives there
 from shadergpgpu.algorithms.svm import SVC
 sys.path.insert(0, "benchmarks")
 from svm import _data

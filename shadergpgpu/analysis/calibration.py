@@ -16,7 +16,7 @@
 and stores them as a profile JSON (the format of ``shadergpgpu/profiles/*.json``) in the user's
 cache folder, named after renderer and driver. Per-kernel efficiencies (``efficiency``) and
 the one-liners' call cost are added by the frontends' calibration, which runs the algorithms
-(``shadergpgpu calibrate``; :mod:`shadergpgpu.frontends.reports.calibrate_kernels`).
+(``shadergpgpu calibrate``; :mod:`shadergpgpu.analysis.reports.calibrate_kernels`).
 """
 from __future__ import annotations
 
@@ -88,11 +88,11 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
     interleaved rounds and keeps its fastest, so a burst of load from other work slows one
     round of every probe, not one probe. On a software renderer the profile says
     ``overlap: "sum"`` (host work, ALU, fetches and writes share the CPU cores)."""
-    from .builtin import COPY, FILL, SAXPY
-    from .counter import PassCounter
-    from .glraw import BufferArray
-    from .kernels import In, Kernel
-    from .layout import BufferLayout
+    from ..engine.builtin import COPY, FILL, SAXPY
+    from ..engine.counter import PassCounter
+    from ..engine.glraw import BufferArray
+    from ..engine.kernels import In, Kernel
+    from ..engine.layout import BufferLayout
 
     alu = Kernel("engine/calibrate/alu.frag", uniforms={"n_iter": "int"},
                  loop=lambda a: a.uniforms["n_iter"], name="calibrate/alu",
@@ -160,7 +160,7 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
         def alloc():
             dev.empty((1, 4)).release()
 
-        from .blocks import BlockArray, BlockLayout
+        from ..engine.blocks import BlockArray, BlockLayout
         blk = BlockArray(dev, BlockLayout(1), reserve=16)       # a texture into a buffer
         made.append(blk)
         probes = {

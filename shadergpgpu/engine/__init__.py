@@ -1,4 +1,4 @@
-"""The engine: GL context, layouts, device arrays, declared kernels, render passes, plans.
+"""The engine: GL context, layouts, device arrays, declared kernels, render passes.
 
 Layers, bottom up: ``context`` (GL context and capabilities), ``layout`` (pure shape math and
 the GLSL accessors), ``arrays`` (textures and their pool), ``programs`` (shader files and the
@@ -6,9 +6,9 @@ program cache), ``kernels`` (declared kernels: inputs, outputs, typed uniforms, 
 ``passes`` (compiled kernels, prepared passes), ``counter`` (the pass counter), ``drawing``
 and ``calls`` (``Device.run``: the checked path and the cached quick path of a known call),
 ``transfer`` (uploads and readbacks, mapped buffers), ``device`` (ties them together),
-``plans`` (pass formulas), ``validation`` (input checks shared by every algorithm),
-``sanitizer`` (debug mode: reads out of range, NaN/Inf made by a kernel), ``model`` and
-``calibration`` (the cost model and its measurements).
+``validation`` (input checks shared by every algorithm), ``sanitizer`` (debug mode: reads out
+of range, NaN/Inf made by a kernel). The pass plans, the cost model and its calibration are
+:mod:`shadergpgpu.analysis`, which observes the engine (:meth:`Device.observe`).
 """
 from .arrays import DeviceArray, TexturePool
 from .context import Capabilities

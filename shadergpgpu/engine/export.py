@@ -38,11 +38,20 @@ def to_es(text: str, version: str = "300 es") -> str:
     return head + ES_PRECISION + text[len("#version 330 core\n"):]
 
 
+#: the packages that declare the library's kernels (imported by :func:`library_kernels`)
+KERNEL_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sgemm",
+                  "shadergpgpu.algorithms.blur", "shadergpgpu.algorithms.svm",
+                  "shadergpgpu.algorithms.sammon", "shadergpgpu.algorithms.kmeans",
+                  "shadergpgpu.ops.reduce", "shadergpgpu.ops.rbf", "shadergpgpu.ops.elementwise",
+                  "shadergpgpu.ops.scan", "shadergpgpu.ops.sort")
+
+
 def library_kernels() -> dict:
     """Every kernel the library declares (importing the modules that declare them)."""
+    import importlib
     from . import builtin  # noqa: F401
-    from .plans import load_all
-    load_all()
+    for m in KERNEL_MODULES:
+        importlib.import_module(m)
     return dict(REGISTRY.kernels)
 
 

@@ -338,12 +338,12 @@ class Kernel:
     @property
     def work(self):
         """The declared ``work=`` function, else the cost model's table
-        (:func:`shadergpgpu.engine.work.lookup`, by kernel name)."""
+        (:func:`shadergpgpu.analysis.work.lookup`, by kernel name)."""
         fn = self.__dict__.get("_declared_work")
         if fn is None:
             fn = self.__dict__.get("_table_work")
             if fn is None:
-                from .work import lookup
+                from ..analysis.work import lookup
                 fn = self.__dict__["_table_work"] = lookup(self)
         return fn
 

@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from .reports import REPORTS
+from ..analysis.reports import REPORTS
 
 #: Benchmarks of a source checkout (benchmarks/NAME.py next to the package).
 BENCHMARKS = ("backprop", "blur", "engine", "sammon", "sgemm", "svm")
@@ -331,9 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _model_command(cmd: str, rest: list[str]) -> int:
-    """``calibrate`` / ``predict``: the cost model's commands (reports/model.py)."""
+    """``calibrate`` / ``predict``: the cost model's commands (analysis/reports/model.py)."""
     try:
-        from .reports import model
+        from ..analysis.reports import model
     except ImportError as e:
         return _error(_import_problem(f"shadergpgpu {cmd}", e))
     return _run_main(model.calibrate_main if cmd == "calibrate" else model.predict_main, rest)

@@ -39,7 +39,6 @@ from ..engine.arrays import DeviceArray
 from ..engine.builtin import COPY
 from ..engine.errors import ShaderCompileError
 from ..engine.kernels import In, Kernel, MAX_OUTPUTS
-from ..engine.plans import PassPlan, register_plan
 from ..engine.validation import device_values, pick_device
 
 __all__ = ["ElementwiseKernel", "host_array"]
@@ -60,15 +59,6 @@ _TYPE_WORDS = {"float", "int", "uint", "bool", "vec2", "vec3", "vec4", "ivec2", 
                "ivec4", "uvec2", "uvec3", "uvec4", "bvec2", "bvec3", "bvec4", "mat2", "mat3",
                "mat4", "const"}
 _RESERVED = re.compile(r"(IN|OUT)\d+\Z|i\Z|sg_|gl_|main\Z")
-
-register_plan(PassPlan(
-    name="ops/elementwise",
-    formula="1 (+1 copy per output that is also an input)",
-    phases=lambda aliased=0: {"elementwise": 1 + int(aliased)},
-    notes="one fragment pass writes every output (up to 8 render targets); an output that is "
-          "also an input is computed into a temporary and copied back (one copy pass each)",
-    params=("aliased",)))
-
 
 def _parse_params(text: str, what: str) -> list[tuple[str, str]]:
     if not isinstance(text, str):

@@ -25,7 +25,6 @@ import numpy as np
 
 from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, Split, declare
-from ..engine.plans import PassPlan, register_plan
 from ..engine import validation as _v
 
 #: floating-point operations per point and feature of the fused pair evaluation (two
@@ -76,17 +75,6 @@ def pair_passes(n_features: int, loop_cap: int | None = None,
         return 1
     cuts = ceil_div(texels, int(loop_cap))
     return cuts + (cuts - 1) * (0 if float_blend else 4) + 1
-
-
-register_plan(PassPlan(
-    name="rbf/pair",
-    formula="1; past the loop cap (ceil(d / 4) > cap): c + 1, c = ceil(ceil(d / 4) / cap) "
-            "distance passes (+ 4 per cut after the first without float blending: ping-pong "
-            "accumulation of the two outputs)",
-    phases=lambda n_features=1, loop_cap=None, float_blend=True: {
-        "rbf": pair_passes(n_features, loop_cap, float_blend)},
-    notes="K(x_t, x_h) and K(x_t, x_l) for all t in one pass with two render targets",
-    params=("n_features", "loop_cap", "float_blend")))
 
 
 def check_points(X, name: str = "X") -> np.ndarray:

@@ -48,7 +48,6 @@ import numpy as np
 
 from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, declare
-from ..engine.plans import PassPlan, register_plan
 from ..engine.validation import pick_device
 from .elementwise import host_array
 
@@ -131,18 +130,6 @@ def sort_passes(length: int, fold=None) -> int:
     g = _fold_log2(fold)
     m = max(0, int(length - 1).bit_length())
     return 1 + sum(-(-(b - 2) // g) for b in range(4, m + 1))
-
-
-register_plan(PassPlan(
-    name="ops/sort",
-    formula="1 + sum_{b=4..m} ceil((b - 2) / g), m = ceil(log2 L), g = FOLD_LOG2  "
-            "(L = length of each sorted sequence)",
-    phases=lambda length: {"sort": sort_passes(length)},
-    notes="bitonic network over (key, index) pairs padded to 2**m; a first pass sorts groups "
-          "of 8, then each merge level b takes ceil((b - 2) / g) passes, each running up to g "
-          "stages of texel stride (and the last also the two lane stages) on registers; keys "
-          "and indices written together (2 render targets)",
-    params=("length",)))
 
 
 def _work_shape(dev, rows: int, width: int) -> tuple[int, int]:
@@ -239,8 +226,41 @@ def sort_pairs(x, axis=-1, device=None):
 
 def sort(x, axis=-1, device=None):
     """Sorted copy of ``x`` along the last axis (or flattened, ``axis=None``), equal to
-    ``numpy.sort`` (NaNs last). numpy in -> numpy float32 out; DeviceArray in -> DeviceArray
-    out. See :func:`sort_pairs` for the accepted inputs."""
+    ``numpy.sort`` (NaNs last), by a bitonic network of render passes.
+
+    Parameters
+    ----------
+    x : array_like or DeviceArray
+        A 1-D or 2-D real array; float64 is rounded to float32, integers must lie within
+        +-2**24; NaN and inf are allowed.
+    axis : {-1, None}, default=-1
+        -1: each row of a 2-D array (1, or 0 for a 1-D array, mean the same); None: the
+        array flattened in row-major order (1-D result).
+    device : Device or None, default=None
+        The device to run on; None: ``x``'s device, else the thread's default device.
+
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        float32 numpy for a host ``x``; a new DeviceArray for a DeviceArray.
+
+    Raises
+    ------
+    ValueError
+        A released array, one of more than 2 dimensions, axis 0 of a 2-D array, sequences
+        longer than 2**24 elements.
+    TypeError
+        An axis that is not -1 or None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sg.sort(np.array([3.0, np.nan, 1.0, 2.0]))               # NaNs last, as numpy
+    array([ 1.,  2.,  3., nan], dtype=float32)
+    >>> sg.sort(np.array([[3.0, 1.0], [0.0, 2.0]]), axis=None)
+    array([0., 1., 2., 3.], dtype=float32)
+    """
     v, i = sort_pairs(x, axis, device)
     if isinstance(i, DeviceArray):
         i.release()
@@ -249,8 +269,32 @@ def sort(x, axis=-1, device=None):
 
 def argsort(x, axis=-1, device=None):
     """Indices that sort ``x`` along the last axis (or flattened), equal to
-    ``numpy.argsort(x, kind="stable")``: numpy int64 for a numpy ``x``; a DeviceArray of exact
-    float32 indices for a DeviceArray ``x``."""
+    ``numpy.argsort(x, kind="stable")``.
+
+    Parameters
+    ----------
+    x, axis, device
+        As :func:`sort`.
+
+    Returns
+    -------
+    numpy.ndarray or DeviceArray
+        numpy int64 for a numpy ``x``; a new DeviceArray of exact float32 indices for a
+        DeviceArray ``x``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`sort`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> sg.argsort(np.array([[2.0, 1.0, 2.0], [0.0, 5.0, -1.0]]))   # stable: ties in order
+    array([[1, 0, 2],
+           [2, 0, 1]])
+    """
     v, i = sort_pairs(x, axis, device)
     if isinstance(v, DeviceArray):
         v.release()

@@ -82,25 +82,23 @@ than the device's loop cap (llvmpipe stops a fragment's loops after 65,535 itera
 silently truncated. The tiled products, apply and loss loops are linear in their sum and are cut
 by the engine over accumulating passes; a direct forward layer whose inputs exceed the cap runs
 as the tiled product (R = 1) cut the same way, then the gather pass applying f.
-:func:`fused_phases` gives the exact count.
+:func:`shadergpgpu.analysis.plans.backprop.fused_phases` gives the exact count.
 
 Device profiles (``Device(profile=...)``, e.g. the paper's GeForce 7800 GTX): both schedules
 adapt instead of failing. Accumulation goes through ``accumulate="add"``, which the engine turns
 into ping-pong passes (draw into a temporary, combine, copy back: 1 + 2 per output) where the
 device has no float32 blending; tiles use at most the profile's draw buffers; loops are cut at
-its loop cap; arrays wrap at its texture size. :func:`paper_phases` and :func:`fused_phases`
+its loop cap; arrays wrap at its texture size. the pass plans (:mod:`shadergpgpu.analysis.plans.backprop`)
 take ``profile=`` (or ``device=``), so the plan equals the counter under every profile.
 
 Where things live (the public names are re-exported here, so ``backprop.MLP``,
-``backprop.BackpropNet``, ``backprop.fused_phases`` ... keep working):
+``backprop.BackpropNet`` ... keep working):
 
 * ``kernels.py``: the kernels of both schedules, declared once (``shaders/algorithms/backprop/``).
 * ``adapt.py``: what the schedules adapt to (:func:`limits`), the choices made from it
   (:func:`tile_rows`, :func:`update_chunk`, squarish temporaries, the ``HARDWARE`` choices of a
   hardware rasteriser, the uniform-block path's ``UBO*`` settings: patch them on this module)
   and the passes of split kernels.
-* ``plans.py``: :func:`paper_phases`, :func:`fused_phases`, :func:`step_flops`, the registered
-  pass plans and :func:`plan_for`; ``SCHEDULES``, ``PAPER_PHASES``, ``EXTRA_PHASES``.
 * ``checks.py``: argument checks, :func:`init_weights`, :func:`net_arrays` and
   :func:`check_net_fits` (every device array checked from the shapes before any allocation).
 * ``paper.py``: the paper schedule's passes (prepares a net's step).
@@ -109,7 +107,7 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 * ``ubo.py``: the fused schedule on uniform blocks: the recompute path's passes, the windowed
   forward products and the weights' block copies (:class:`~.ubo.BlockMirror`).
 * ``network.py``: :class:`BackpropNet` (the network on the device), :class:`Probe`,
-  :func:`device_forward`.
+  :func:`device_forward`; ``SCHEDULES``.
 * ``reference.py``: the float64 numpy reference (:func:`numpy_forward`, :func:`numpy_step`,
   :class:`NumpyMLP`).
 * ``minibatch.py``: :class:`MinibatchTrainer`, scikit-learn's stochastic training (mini-batches
@@ -123,25 +121,20 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 """
 from __future__ import annotations
 
-# every submodule imported: the kernels are declared and the pass plans registered on import
+# every submodule imported: the kernels are declared on import
 from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, paper_fit,
-               plans, reference, ubo)
+               reference, ubo)
 from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
 from .estimator import MLP, MLPClassifier, MLPRegressor
 from .minibatch import MinibatchTrainer
 from .kernels import GRID_VIEW, TILE_ROWS
-from .network import BackpropNet, Probe, device_forward
-from .plans import (EXTRA_PHASES, PAPER_PHASES, PLAN_FUSED, PLAN_PAPER_PACKED,
-                    PLAN_PAPER_UNPACKED, SCHEDULES, fused_phases, paper_formula_total,
-                    paper_phases, plan_for, step_flops)
+from .network import SCHEDULES, BackpropNet, Probe, device_forward
 from .reference import NumpyMLP, numpy_forward, numpy_step
 
-__all__ = ["BackpropNet", "EXTRA_PHASES", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
+__all__ = ["BackpropNet", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
            "MLPClassifier", "MLPRegressor", "MinibatchTrainer", "NumpyMLP",
-           "PAPER_PHASES", "PLAN_FUSED", "PLAN_PAPER_PACKED", "PLAN_PAPER_UNPACKED",
            "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits", "checks",
-           "device_forward", "estimator", "fused", "fused_phases", "init_weights",
+           "device_forward", "estimator", "fused", "init_weights",
            "kernels", "limits", "minibatch", "net_arrays", "network", "numpy_forward",
-           "numpy_step", "paper", "paper_fit", "paper_formula_total", "paper_phases", "plan_for",
-           "plans", "reference", "step_flops", "tile_rows", "ubo", "update_chunk"]
+           "numpy_step", "paper", "paper_fit", "reference", "tile_rows", "ubo", "update_chunk"]

@@ -15,7 +15,9 @@ from .adapt import _squarish, limits
 from .checks import _check_sizes, _check_targets, _check_weights, check_net_fits, init_weights
 from .fused import _forward_passes
 from .kernels import LOSS
-from .plans import SCHEDULES, fused_phases, paper_phases
+
+#: the two schedules of a learning step: the paper's passes, or the fused kernels
+SCHEDULES = ("paper", "fused")
 
 
 # ---- the device trainer ------------------------------------------------------------------------
@@ -157,11 +159,6 @@ class BackpropNet:
     def probe(self, X) -> "Probe":
         """Outputs of the current weights for other inputs X, kept on the device (displays)."""
         return Probe(self, X)
-
-    def passes_per_step(self) -> dict:
-        """Expected passes per phase for one step of this network (its plan on this device)."""
-        fn = paper_phases if self.schedule == "paper" else fused_phases
-        return fn(self.sizes, self.N, self.packed, device=self.dev)
 
     def release(self) -> None:
         for a in self._arrays:

@@ -84,7 +84,6 @@ import sys as _sys
 import types as _types
 
 from . import kernels, recipes, recursive
-from . import plans  # noqa: F401  (registers the blur/* pass plans)
 from .api import HOST_SCALE_EXP, gaussian_blur
 from .api import _host_exponent  # noqa: F401  (used by tests)
 from .coefficients import (IDENTITY_SIGMA, gaussian_weights, is_identity_sigma,
@@ -93,7 +92,7 @@ from .exact import exact_passes, exact_radius
 from .kernels import C1_CONSTANTS, FIR, NPLS
 from .options import (BORDERS, MAX_EXACT_RADIUS, MAX_RECURSIVE_SIGMA, METHODS, SCHEDULES,
                       TRUNCATE)
-from .plans import line_passes, traffic_bytes
+from .lines import line_passes, traffic_bytes
 from .recipes import RECIPE_MAX_TEXELS, clear_cache, recipe_cache_bytes
 from .recipes import _flusher, _RecipeCache  # noqa: F401  (used by tests and benchmarks)
 from .tiling import (DEFAULT_TILING, LineConfig, Tiling, apply_loop, carry_loop, combine_loop,

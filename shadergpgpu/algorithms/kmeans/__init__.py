@@ -15,17 +15,17 @@ Files:
 * ``device.py``: :class:`LloydRun`, the device state and the prepared passes of one
   iteration, the host's part of an iteration with an empty cluster; :func:`predict_labels`;
 * ``kernels.py``: the declared kernels (assign, partial, finalize, status);
-* ``plans.py``: the problem's geometry (layouts, loop cuts, blocks), the size guard
-  :func:`check_fits`, and the pass plan ``kmeans/lloyd``;
+* ``sizes.py``: the problem's geometry (layouts, loop cuts, blocks) and the size guard
+  :func:`check_fits`;
 * ``reference.py``: Lloyd's algorithm in float64 numpy, scikit-learn's steps (the tests'
   reference).
 """
 from __future__ import annotations
 
-from . import kernels, plans  # noqa: F401  (kernels declared, the plan kmeans/lloyd registered)
+from . import kernels, sizes  # noqa: F401  (kernels declared)
 from .device import LloydRun, predict_labels
 from .estimator import KMeans
-from .plans import BLOCK_TEXELS, check_fits, geometry, lloyd_phases
+from .sizes import BLOCK_TEXELS, check_fits, geometry
 
-__all__ = ["BLOCK_TEXELS", "KMeans", "LloydRun", "check_fits", "geometry", "kernels", "lloyd_phases", "plans",
+__all__ = ["BLOCK_TEXELS", "KMeans", "LloydRun", "check_fits", "geometry", "kernels", "sizes",
            "predict_labels"]

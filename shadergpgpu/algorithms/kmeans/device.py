@@ -32,7 +32,7 @@ import numpy as np
 from ...ops.rbf import RBFData
 from ...ops.reduce import SumReduction
 from .kernels import ASSIGN, ASSIGN_MERGE, FINALIZE, PARTIAL, STATUS
-from .plans import Geometry
+from .sizes import Geometry
 
 
 def assign_passes(dev, XC, C, final: tuple, spare: tuple | None, cuts) -> list:

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ...engine import validation as val
 from ...engine.device import Device
 from .device import LloydRun, predict_labels
-from .plans import check_fits
+from .sizes import check_fits
 
 
 def _pow2_at_least(v: float) -> float:

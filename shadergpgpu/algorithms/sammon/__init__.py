@@ -76,7 +76,7 @@ How it runs on the engine
   engine, when one fragment's loop would pass the device's loop cap (``dev.loop_cap``:
   65,535 on llvmpipe).
   The update is still exactly eq. 3 (only the order of the float additions changes).
-  :func:`plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
+  :func:`shadergpgpu.analysis.plans.sammon.plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
 * Host waits: a chain of chunk passes (the setup's row sums, every update) waits for the GPU
   (``dev.finish()``) whenever more than :data:`SYNC_WORK` would be queued (:func:`host_waits`):
   on the H200 the setup of N = 100,000, n = 200 (21 row-sum passes, ~28 s queued at once)
@@ -130,8 +130,8 @@ Files
   tile and the blocked source.
 * ``chunking.py``: the j sweep in chunk passes and the host waits (:data:`PASS_WORK`,
   :data:`SYNC_WORK`, :func:`sweep_chunks`, :func:`chunk_work`, :func:`host_waits`).
-* ``plans.py``: the pass plan ``sammon/fit`` (:func:`plan_phases`, :func:`plan_params`),
-  registered on import.
+* ``sweeps.py``: the passes of a sweep under the loop cap (:func:`sweep_passes`); the pass
+  plan ``sammon/fit`` is :mod:`shadergpgpu.analysis.plans.sammon`.
 * ``checks.py``: the spot checks of the setup's row sums and of the first update against
   float64 rows on the host.
 * ``step.py``: the adaptive step (:func:`start_step`, :class:`StepRule`), :data:`DM_FLOOR` and
@@ -149,7 +149,7 @@ names re-exported below are copies for reading.
 from __future__ import annotations
 
 from ...engine.limits import ceil_div  # noqa: F401  (read as sammon.ceil_div by the tests)
-from . import chunking, geometry, kernels, plans, run, scaling, step, tiles  # noqa: F401
+from . import chunking, geometry, kernels, run, scaling, step, sweeps, tiles  # noqa: F401
 from .checks import UPDATE_CHECK_EPS, _spot_check_rowsums, _spot_check_update, host_row  # noqa: F401
 from .chunking import (AUTO_POINTS, PASS_WORK, SYNC_WORK, chunk_work, host_waits,  # noqa: F401
                        sweep_align, sweep_chunks, sweep_units)
@@ -159,8 +159,7 @@ from .kernels import (_HINT, _UPDATE_UNIFORMS, DIST, FINISH, ROWSUM, SOURCES,  #
                       SQNORM, TILE, TILE_SHAPES, UPDATE, _cost, _dist_loop, _split, _tile_block,
                       _tile_names, _tile_outputs, _tile_split, block_cost, sweep_source,
                       update_kernel)
-from .plans import (_plan_layouts, _sum_passes, accumulate_cost, plan_params,  # noqa: F401
-                    plan_phases, sweep_passes)
+from .sweeps import _plan_layouts, _sum_passes, accumulate_cost, sweep_passes  # noqa: F401
 from .reference import reference_fit, reference_terms
 from .run import _Run  # noqa: F401
 from .scaling import _F32_MAX, SCALE_MIN, data_scale, normalized, pca_init  # noqa: F401
@@ -171,12 +170,12 @@ from .tiles import (_TD, TILE_DEFAULT, TILE_FRAGMENTS, TILE_INTERLEAVE, TILE_JB,
                     tile_parts, tile_points, tile_s_lane, tile_variant_name)
 
 __all__ = [
-    "Sammon", "reference_fit", "reference_terms", "plan_phases", "set_tile_variant",
+    "Sammon", "reference_fit", "reference_terms", "set_tile_variant",
     # the submodules and the functions and classes re-exported from them (see "Files")
-    "chunking", "geometry", "kernels", "plans", "run", "scaling", "step", "tiles",
+    "chunking", "geometry", "kernels", "run", "scaling", "step", "sweeps", "tiles",
     "StepRule", "accumulate_cost", "block_cost", "blocked_shape", "blocked_source",
     "chunk_work", "data_scale", "fit_geometry", "host_row", "host_waits", "normalized",
-    "pca_init", "plan_params", "start_step", "sweep_align", "sweep_chunks", "sweep_passes",
+    "pca_init", "start_step", "sweep_align", "sweep_chunks", "sweep_passes",
     "sweep_source", "sweep_units", "tile_parts", "tile_points", "tile_s_lane",
     "tile_variant_name", "update_kernel",
 ]

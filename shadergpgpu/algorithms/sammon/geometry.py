@@ -13,7 +13,7 @@ from ...engine.limits import ceil_div
 from . import tiles
 from .chunking import sweep_chunks
 from .kernels import DIST, ROWSUM, SOURCES, sweep_source, update_kernel
-from .plans import sweep_passes
+from .sweeps import sweep_passes
 from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
 
 #: cache="auto" keeps the N x N source distances when they take at most this many bytes.

@@ -83,8 +83,8 @@ Files:
 * ``host.py``: numpy operands of a large product pipelined by row blocks of C (uploads and
   asynchronous readbacks overlapping the product) and its run-time settings ``HOST_*`` (set
   them on ``sgemm.host``);
-* ``plans.py``: K slices, :func:`auto_split`, :func:`min_split`, :func:`work` and the
-  registered pass plans ``sgemm/<variant>``.
+* ``splits.py``: K slices, :func:`auto_split`, :func:`min_split` (the pass plan of a call,
+  ``work``, and the plans ``sgemm/<variant>`` are in :mod:`shadergpgpu.analysis.plans.sgemm`).
 """
 from __future__ import annotations
 
@@ -93,12 +93,12 @@ from __future__ import annotations
 from .api import check_fits, sgemm  # noqa: F401
 from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C, STAGE, STAGE_BLOCK, TILE,
                       TILE_UBO, TILE_UBO_BT)  # noqa: F401
-from .plans import auto_split, min_split, work   # importing plans registers sgemm/<variant>
+from .splits import auto_split, min_split
 from .staging import _by_texels, _stage_block, _stage_texture  # noqa: F401
 from .ubo import _ubo_plan  # noqa: F401
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
                        effective_variant)  # noqa: F401
 
 __all__ = ["sgemm", "check_fits", "VARIANTS", "DEFAULT_VARIANT", "Variant", "default_variant",
-           "effective_variant", "work", "auto_split", "min_split", "Limits", "STAGE",
+           "effective_variant", "auto_split", "min_split", "Limits", "STAGE",
            "STAGE_BLOCK", "SIMPLE", "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]

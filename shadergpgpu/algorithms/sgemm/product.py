@@ -8,7 +8,7 @@ from ...engine.builtin import SAXPY
 from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout
 from .kernels import COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C
-from .plans import auto_split
+from .splits import auto_split
 from .staging import _stage_b, _stage_block, _stage_buffer, _stage_texture
 from .ubo import _ubo_plan
 from .variants import Limits, _padded

@@ -51,19 +51,17 @@ Files:
   ``DIRECT`` (the kernels' CPU-renderer indexing, by default on where ``dev.is_software``;
   set it on ``svm.smo``);
 * ``kernels.py``: every declared kernel (selection levels, objective, updates);
-* ``plans.py``: the pass plan ``svm/smo`` and what it counts (padding, split passes,
-  :func:`gain_fused`), and the run-time setting ``FUSE_GAIN`` (set it on ``svm.plans``);
+* ``choices.py``: the padding of a problem, :func:`gain_fused`; the pass plan ``svm/smo`` is
+  :mod:`shadergpgpu.analysis.plans.svm`;
 * ``libsvm.py``: libsvm's two-variable step and bias on the host (float64);
 * ``checks.py``: what float32 and the device can hold (:func:`check_rbf_range`,
   :func:`check_fits`).
 """
 from __future__ import annotations
 
-# the names code outside the package uses (the run-time setting FUSE_GAIN is not re-exported:
-# it lives in ``plans`` only, where it is read)
-from . import kernels, plans  # noqa: F401  (kernels declared, the plan svm/smo registered)
+# the names code outside the package uses
+from . import choices, kernels  # noqa: F401  (kernels declared)
 from .checks import check_fits, check_rbf_range  # noqa: F401
 from .estimator import SVC  # noqa: F401
 from .libsvm import _rho  # noqa: F401
-from .plans import smo_phases  # noqa: F401
 from .smo import READBACK_EVERY, BinarySMO  # noqa: F401

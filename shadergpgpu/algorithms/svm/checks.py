@@ -12,7 +12,7 @@ from ...engine.errors import TooLargeError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
 from ...ops import rbf as _rbf
-from .plans import _padded
+from .choices import _padded
 
 _F32_MAX = float(np.finfo(np.float32).max)
 #: float32's smallest normal number: a GPU may flush anything smaller to 0

@@ -1,8 +1,10 @@
-"""Pass plans: each algorithm declares the formula for the passes it runs.
+"""Pass plans: the formula for the passes each algorithm runs, one module per algorithm.
 
 A plan maps the algorithm's parameters to the expected number of passes per phase label; the
 pass-count reports run the algorithm, read
-:class:`~shadergpgpu.engine.counter.PassCounter`, and hold the two side by side.
+:class:`~shadergpgpu.engine.counter.PassCounter`, and hold the two side by side. The plan
+modules of this package register their plans when the package is imported (the compute never
+names them).
 """
 from __future__ import annotations
 
@@ -41,27 +43,12 @@ def register_plan(plan: PassPlan) -> PassPlan:
     return plan
 
 
-# Modules that register plans: imported on the first lookup that misses, so a plan never
-# depends on which module the caller happened to import first.
-PLAN_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sgemm",
-                "shadergpgpu.algorithms.blur", "shadergpgpu.algorithms.svm",
-                "shadergpgpu.algorithms.sammon", "shadergpgpu.algorithms.kmeans",
-                "shadergpgpu.ops.reduce",
-                "shadergpgpu.ops.rbf", "shadergpgpu.ops.elementwise",
-                "shadergpgpu.ops.scan", "shadergpgpu.ops.sort")
-
-
 def load_all() -> dict:
-    """Import every module that registers plans; returns the registry."""
-    import importlib
-    for m in PLAN_MODULES:
-        importlib.import_module(m)
+    """The registry (every plan module of this package registered its plans on import)."""
     return PLANS
 
 
 def get_plan(name: str) -> PassPlan:
-    if name not in PLANS:
-        load_all()
     try:
         return PLANS[name]
     except KeyError:
@@ -79,3 +66,7 @@ def compare(plan: PassPlan, measured: dict, **params) -> list[dict]:
         rows.append({"phase": phase, "expected": e, "measured": m,
                      "match": (e == m) if e is not None else None})
     return rows
+
+
+# the plan modules register their plans (imported last: they import the names above)
+from . import backprop, blur, kmeans, ops, reduce, sammon, sgemm, svm  # noqa: E402,F401  # pyflakes: ignore

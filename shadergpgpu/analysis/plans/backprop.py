@@ -3,18 +3,17 @@
 :func:`paper_phases` and :func:`fused_phases` give the exact count the device's counter
 measures (under every profile), :func:`step_flops` the products' work; the plans registered
 here (``backprop/paper-unpacked``, ``backprop/paper-packed``, ``backprop/fused``) carry them
-for the engine's plan registry.
+in the plan registry.
 """
 from __future__ import annotations
 
 from ...engine.layout import Layout
-from ...engine.plans import PassPlan, register_plan
-from .adapt import (_bp_rows, _fused_delta, _fwd_rows, _gather_passes, _acc, _grid_w, _quads,
+from ...algorithms.backprop.adapt import (_bp_rows, _fused_delta, _fwd_rows, _gather_passes, _acc, _grid_w, _quads,
                     _recompute, _split_passes, _squarish_layout, _ubo_forward, _ubo_recompute, limits,
                     tile_rows, update_chunk)
-from .kernels import BACKPROP, BP_TILE, FWD_TILE, TAPPLY
+from . import PassPlan, register_plan
+from ...algorithms.backprop.kernels import BACKPROP, BP_TILE, FWD_TILE, TAPPLY
 
-SCHEDULES = ("paper", "fused")
 PAPER_PHASES = ("forward", "backprop", "update")      # what the paper's formula counts
 EXTRA_PHASES = ("output-error", "apply")              # passes the paper leaves out
 
@@ -155,3 +154,10 @@ def plan_for(schedule: str, packed: bool) -> PassPlan:
     if schedule == "fused":
         return PLAN_FUSED
     return PLAN_PAPER_PACKED if packed else PLAN_PAPER_UNPACKED
+
+
+def passes_per_step(net) -> dict:
+    """Expected passes per phase for one step of a :class:`~shadergpgpu.algorithms.backprop.
+    BackpropNet` (its plan on its device)."""
+    fn = paper_phases if net.schedule == "paper" else fused_phases
+    return fn(net.sizes, net.N, net.packed, device=net.dev)

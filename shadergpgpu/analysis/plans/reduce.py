@@ -2,8 +2,8 @@
 ``reduce/dot``, ``reduce/norm``), registered when the package is imported."""
 from __future__ import annotations
 
-from ...engine.plans import PassPlan, register_plan
-from .levels import axis_passes, default_fanin, passes
+from . import PassPlan, register_plan
+from ...ops.reduce.levels import axis_passes, default_fanin, passes
 
 
 def _kernel_phases(n, fanin=None, packed=True, axis=None, length=None, loop_cap=None):

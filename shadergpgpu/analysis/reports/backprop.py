@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ...algorithms import backprop as bp
+from ..plans import backprop as bplan
 from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
                      blas_threads, device_meta, markdown_table, model_summary, parser,
                      passes_only, plot_lines, write_outputs)
@@ -142,7 +143,7 @@ def pass_table(dev, grid, progress) -> list[dict]:
             dev.counter.reset()
             net.step()
             measured = {k: v["passes"] for k, v in passes_only(dev.counter.snapshot()).items()}
-            expected = net.passes_per_step()
+            expected = bplan.passes_per_step(net)
             net.release()
             row = {"net": "-".join(map(str, sizes)), "N": n, "variant": name}
             for ph in ("forward", "backprop", "update", "output-error", "apply"):
@@ -161,8 +162,8 @@ def pass_table(dev, grid, progress) -> list[dict]:
             else:
                 row["paper formula"] = None
                 row["formula"] = "4K-3 .. 6K-2"
-            row["measured (counted)"] = sum(measured.get(p, 0) for p in bp.PAPER_PHASES)
-            row["extra (uncounted)"] = sum(measured.get(p, 0) for p in bp.EXTRA_PHASES)
+            row["measured (counted)"] = sum(measured.get(p, 0) for p in bplan.PAPER_PHASES)
+            row["extra (uncounted)"] = sum(measured.get(p, 0) for p in bplan.EXTRA_PHASES)
             row["total measured"] = sum(measured.values())
             # the paper's closed form counts one pass per accumulation (blending): without
             # float32 blending each accumulating pass is drawn as ping-pong passes

@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     import shadergpgpu as sg
     from shadergpgpu.algorithms import blur
-    from shadergpgpu.engine import plans
+    from shadergpgpu.analysis import plans
 
     dev = sg.Device(backend=args.backend)
     meta = device_meta(dev)

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ...engine import model as M
+from .. import model as M
 
 
 def call_cost_us(dev, n: int = 200) -> float:

@@ -24,8 +24,8 @@ import statistics
 
 import numpy as np
 
-from ...engine import calibration as C
-from ...engine import model as M
+from .. import calibration as C
+from .. import model as M
 from .calibrate_calls import call_cost_us, call_costs
 from .calibrate_cases import calibration_cases  # noqa: F401 - the cases live there
 from .calibrate_residual import residual_efficiencies

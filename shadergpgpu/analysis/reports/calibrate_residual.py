@@ -18,7 +18,7 @@ calls it ran in, those that gave nothing included: its shares over its modelled 
 """
 from __future__ import annotations
 
-from ...engine import model as M
+from .. import model as M
 
 #: A calibration call's residual (its wall time less the model's prediction) must be at least
 #: this share of its wall time to price its unpriced kernels (:func:`residual_efficiencies`).

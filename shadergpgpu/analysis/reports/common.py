@@ -165,7 +165,7 @@ class Checks:
         return ok
 
     def compare(self, what: str, rows: list[dict]) -> bool:
-        """Rows of :func:`shadergpgpu.engine.plans.compare` (phase, expected, measured, match):
+        """Rows of :func:`shadergpgpu.analysis.plans.compare` (phase, expected, measured, match):
         one verdict per planned phase (phases the plan does not count are left out)."""
         ok = True
         for r in rows:

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from ...engine import model as M
+from .. import model as M
 from .common import measure
 
 PAPER = {"packed": 0.008, "unpacked": 0.026}     # s per step, GeForce 7800 GTX (seed 004)

@@ -10,7 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
-from ...engine import model as M
+from .. import model as M
 from .common import markdown_table
 from .model_cases import (GPU_PROFILE, MAKERS, PAPER_N, Case, _bound, _numpy_time,
                           backprop_case, blur_case, count, measure_case, predict_on_profile,

@@ -27,7 +27,7 @@ class Predictor:
         pred = Predictor(dev)                  # the speeds, read once per report
         row.update(pred.of(call, measured_s))  # predicted ms, bound, measured / predicted, model
 
-    The speeds come from ``engine.model.measured_speeds`` (the calibration cached in
+    The speeds come from ``analysis.model.measured_speeds`` (the calibration cached in
     ``~/.cache/shadergpgpu/``, measured on first use); :meth:`of` takes the counter snapshot of
     ONE call of ``call`` and returns ``model_cases.predicted_columns`` for it. Where the model,
     its calibration or the call raises, the row gets ``model = "n/a"`` and ``model error`` (the
@@ -35,7 +35,7 @@ class Predictor:
     """
 
     def __init__(self, dev):
-        from ...engine import model as M
+        from .. import model as M
         self.dev = dev
         self.speeds, self.error = None, None
         try:

@@ -24,8 +24,9 @@ def main(argv=None) -> int:
     p = parser("sammon", __doc__.split("\n\n")[0])
     a = p.parse_args(argv)
     import shadergpgpu as sg
-    from shadergpgpu.engine import plans
-    from shadergpgpu.algorithms.sammon import Sammon, pca_init, plan_params, reference_fit
+    from shadergpgpu.analysis import plans
+    from shadergpgpu.algorithms.sammon import Sammon, pca_init, reference_fit
+    from shadergpgpu.analysis.plans.sammon import plan_params
     from sklearn.datasets import load_digits
 
     n = 200 if a.quick else 1000

@@ -5,7 +5,7 @@ For each variant and a few shapes: passes per phase (plan vs measured), fragment
 product passes, texel fetches and flops per fragment, flops per fetch, the relative error against
 float64 numpy, and the time of one call (device arrays in and out; median of repeats after a
 warm-up, with the spread). The fragment ALU and texel-fetch ceilings are measured in the same
-run (:func:`shadergpgpu.engine.model.calibrate`), and numpy's float32 ``A @ B`` is timed the same
+run (:func:`shadergpgpu.analysis.model.calibrate`), and numpy's float32 ``A @ B`` is timed the same
 way. Every timed call carries the cost model's prediction beside it (predicted ms, the term the
 model blames, measured / predicted, ok / MISSED), dashed in the plot. Writes ``sgemm.md``,
 ``sgemm.csv``, ``sgemm.json`` (and ``sgemm.png`` unless ``--no-plots``) under ``--out``.
@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...engine import plans
+from .. import plans
 from ...engine.device import Device
-from ...algorithms.sgemm import VARIANTS, auto_split, default_variant, sgemm, work
+from ...algorithms.sgemm import VARIANTS, auto_split, default_variant, sgemm
+from ..plans.sgemm import work
 from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
                      blas_threads, device_meta, markdown_table, model_summary, parser,
                      passes_only, plot_lines, write_outputs)
@@ -52,7 +53,7 @@ SYMBOLS = [
 
 def main(argv=None) -> int:
     args = parser("sgemm", __doc__.splitlines()[0]).parse_args(argv)
-    from ...engine.model import calibrate
+    from ..model import calibrate
 
     dev = Device(backend=args.backend)
     meta = device_meta(dev)

@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from ...engine import plans
+from .. import plans
 from ...ops import reduce as R
 from ...engine.device import Device
 from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, Timer, device_meta,

@@ -89,7 +89,6 @@ Files:
   :func:`axis_passes`, :func:`fanin_for`, :data:`DEFAULT_FANIN`).
 * ``bounds.py``: the error bounds (:data:`U`, :data:`TINY`, :func:`rounding_depth`,
   :func:`gamma`, :func:`error_bound`).
-* ``plans.py``: the registered pass plans ``reduce/*``.
 * ``chain.py``: :class:`Chain` (the prepared passes), :class:`Placeholder`, the partial-result
   vectors (:data:`LEVEL_WRAP`, its home), :func:`result_array`.
 * ``params.py``: checking a ReductionKernel's parameters, expressions and identity; operand
@@ -109,7 +108,6 @@ them on this package reads or sets the home module's value (there is no copy her
 """
 
 from . import arg, chain
-from . import plans  # noqa: F401  (registers the reduce/* pass plans)
 from .arg import (ARG_FIRST, ARG_NEXT, ARG_NEXT_DUAL, MAX_INDEX, ArgReduction, arg_kernels,
                   argmax, argmax_device, argmin, argmin_device, index_of_max, index_of_min)
 from .bounds import TINY, U, error_bound, gamma, rounding_depth
@@ -130,4 +128,4 @@ __all__ = ["ARG_FIRST", "ARG_NEXT", "ARG_NEXT_DUAL", "ArgReduction", "AxisChain"
            "index_of_max", "index_of_min",
            "error_bound", "fanin_for", "gamma", "host_operand", "level_sizes", "norm", "passes",
            "result_array", "rounding_depth", "sum", "total", "total_device",
-           "arg", "chain", "plans"]
+           "arg", "chain"]

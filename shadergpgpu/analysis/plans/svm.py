@@ -1,40 +1,12 @@
-"""The SMO pass plan: the points stored per problem, the passes of the split distance kernels,
-whether the second-order gain is computed inside the arg-min's first level (:func:`gain_fused`,
-set by :data:`FUSE_GAIN`), the passes of one binary solve (:func:`smo_phases`) and the
-registered pass plan ``svm/smo``.
-
-``FUSE_GAIN`` lives here only and is read at call time: change it on this module
-(``shadergpgpu.algorithms.svm.plans``), not on the package.
-"""
+"""The pass plan of a binary SMO solve (``svm/smo``): the passes of the split distance kernels
+(:func:`split_passes`) and of one solve (:func:`smo_phases`)."""
 from __future__ import annotations
 
+from ...algorithms.svm.choices import _padded, _walk_fits, gain_fused
 from ...engine.limits import ceil_div
-from ...engine.plans import PassPlan, register_plan
 from ...ops import reduce as _reduce
 from ...ops.rbf import pair_passes
-
-#: points per problem are padded up to a multiple of this (padding points have label 0 and take
-#: part in nothing), so problems of nearby sizes share textures and pass plans
-PAD_POINTS = 256
-
-
-#: second-order selection: the gain computed inside the arg-min's first level (True) rather
-#: than by an objective pass of its own writing the kernel row of i (one dependent pass less
-#: per iteration; used where the level's loop fits the device's loop cap). Off by default:
-#: on the H200 the level's few fragments then walk FANIN kernel rows each and the iteration
-#: got slower (10,000 points: 110 vs 102 us), on llvmpipe it is ~5% faster.
-FUSE_GAIN = False
-
-
-def _padded(n: int) -> int:
-    """Points stored per problem: n plus at least 4 padding points (the last texel of the
-    alpha vector holds the device step's solver state), rounded up to PAD_POINTS."""
-    return ceil_div(n + 4, PAD_POINTS) * PAD_POINTS
-
-
-def _walk_fits(n_features: int, loop_cap) -> bool:
-    """Whether the first-order device step's update walks K_ij's features too (2 walks)."""
-    return loop_cap is None or 2 * ceil_div(int(n_features), 4) <= loop_cap
+from . import PassPlan, register_plan
 
 
 def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
@@ -47,16 +19,6 @@ def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
         return 0
     cuts = ceil_div(texels, int(loop_cap))
     return cuts + (cuts - 1) * (0 if float_blend else 2 * int(n_outputs))
-
-
-def gain_fused(n_pad: int, n_features: int, fanin: int, loop_cap: int | None,
-               working_set: str = "second-order") -> bool:
-    """Whether the second-order selection computes the gain inside the arg-min's first level
-    (:data:`FUSE_GAIN`; that level's FANIN x (feature texels + 1) steps fit the cap, and it is
-    not the final level, which writes the results the level reads)."""
-    steps = int(fanin) * (ceil_div(int(n_features), 4) + 1)
-    return (FUSE_GAIN and working_set == "second-order" and
-            _reduce.passes(n_pad, fanin) > 1 and (loop_cap is None or steps <= loop_cap))
 
 
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",

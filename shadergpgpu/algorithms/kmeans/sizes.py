@@ -1,10 +1,10 @@
-"""How a k-means problem's sizes map onto the kernels, the size guard, and the pass plan.
+"""How a k-means problem's sizes map onto the kernels, and the size guard.
 
 :func:`geometry` is pure shape math (no GL): the layouts of every device array, the cuts of the
 assignment's loop over the centroids (each pass within the loop cap), the blocks of points of
 the centroid update and the cuts of the status range. The fit, the size guard
-(:func:`check_fits`) and the registered plan ``kmeans/lloyd`` all read it, so the plan counts
-what the fit runs.
+(:func:`check_fits`) and the pass plan ``kmeans/lloyd`` (:mod:`shadergpgpu.analysis.plans.kmeans`)
+all read it, so the plan counts what the fit runs.
 """
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from ...engine.errors import LoopBudgetError, TooLargeError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
-from ...engine.plans import PassPlan, register_plan
 from ...ops import rbf as _rbf
-from ...ops.reduce import MAX_INDEX, default_fanin, passes
+from ...ops.reduce import MAX_INDEX
 from .kernels import STATUS
 
 #: point texels (four points each) one fragment of the centroid update's first level sums: the
@@ -124,30 +123,3 @@ def check_fits(dev, n_samples: int, n_features: int, n_clusters: int,
             f"points) "
             f"x {d + 2} columns in the centroid update, {k * nb * ceil_div(d + 2, 4)} texels, "
             f"{limit}; use fewer clusters, or fewer samples or features (X)") from None
-
-
-def lloyd_phases(n, n_features, n_clusters, n_iter, loop_cap=None, float_blend=True,
-                 fanin=None) -> dict:
-    """Passes of one Lloyd run (one of ``n_init``) that took ``n_iter`` iterations."""
-    g = geometry(n, n_features, n_clusters, loop_cap)
-    a = len(g.assign_cuts)
-    cuts = len(g.status_cuts)
-    s = cuts + (cuts - 1) * (0 if float_blend else 2)
-    return {"kmeans/init": 1, "kmeans/assign": (int(n_iter) + 1) * a,
-            "kmeans/update": 2 * int(n_iter), "kmeans/status": int(n_iter) * s,
-            "kmeans/inertia": passes(n, fanin or default_fanin(loop_cap))}
-
-
-register_plan(PassPlan(
-    name="kmeans/lloyd",
-    formula="per run of n_iter iterations: init 1; assign (n_iter + 1) A; update 2 n_iter; "
-            "status n_iter S; inertia L. A = ceil(k / floor(cap / (ceil(d / 4) + 1))) (1 "
-            "without a loop cap); S = c status cuts (c = ceil(k ceil(d / 4) / cap), 1 below "
-            "the cap), each after the first costing 2 more without float blending; "
-            "L = ceil(log_F(ceil(n / 4))) (the sum of the distances, ops.reduce)",
-    phases=lloyd_phases,
-    notes="one 1-texel readback per iteration (shift, empty clusters, changed labels); the "
-          "final assignment always runs (labels of the final centres); an iteration with an "
-          "empty cluster is finished on the host (no passes; partial sums, labels and "
-          "distances read back); labels, centres and the inertia read once per run",
-    params=("n", "n_features", "n_clusters", "n_iter", "loop_cap", "float_blend", "fanin")))

@@ -1,0 +1,70 @@
+"""The public functions and estimators document themselves in numpydoc, and their examples run.
+
+* Every name of :data:`DOCUMENTED` (attributes of ``shadergpgpu``) has a numpydoc
+  ``Parameters`` section and an ``Examples`` section; a function also has ``Returns``.
+* The docstring examples of every module in :data:`MODULES` run as doctests (``ELLIPSIS``,
+  ``NORMALIZE_WHITESPACE``), and none fails.
+"""
+import doctest
+import importlib
+import inspect
+import re
+
+import pytest
+
+import shadergpgpu as sg
+
+#: the public names whose docstrings are numpydoc with examples
+DOCUMENTED = (
+    "ElementwiseKernel", "ReductionKernel", "sum", "dot", "norm", "argmin", "argmax", "cumsum",
+    "sort", "argsort", "sgemm", "gaussian_blur",
+    "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon",
+)
+
+#: the modules whose docstring examples run here
+MODULES = (
+    "shadergpgpu.engine.device",
+    "shadergpgpu.ops.elementwise",
+    "shadergpgpu.ops.reduce",
+    "shadergpgpu.ops.reduce.kernel",
+    "shadergpgpu.ops.reduce.sums",
+    "shadergpgpu.ops.reduce.arg",
+    "shadergpgpu.ops.scan",
+    "shadergpgpu.ops.sort",
+    "shadergpgpu.ops.rbf",
+    "shadergpgpu.algorithms.sgemm.api",
+    "shadergpgpu.algorithms.blur",
+    "shadergpgpu.algorithms.blur.api",
+    "shadergpgpu.algorithms.backprop.estimator",
+    "shadergpgpu.algorithms.svm.estimator",
+    "shadergpgpu.algorithms.kmeans.estimator",
+    "shadergpgpu.algorithms.sammon.estimator",
+)
+
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _sections(doc: str) -> set:
+    """The numpydoc section titles of a docstring (a title line underlined by dashes)."""
+    return set(re.findall(r"^\s*([A-Z][A-Za-z ]+)\n\s*-{3,}\s*$", doc, re.M))
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_public_name_has_numpydoc_sections(name):
+    obj = getattr(sg, name)
+    doc = inspect.getdoc(obj) or ""
+    found = _sections(doc)
+    wanted = {"Parameters", "Examples"}
+    if inspect.isroutine(obj):
+        wanted.add("Returns")
+    assert wanted <= found, f"sg.{name}: missing {sorted(wanted - found)} (has {sorted(found)})"
+    assert ">>>" in doc.split("Examples", 1)[1], f"sg.{name}: its Examples section has no example"
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_docstring_examples_run(module, capsys):
+    mod = importlib.import_module(module)
+    result = doctest.testmod(mod, optionflags=FLAGS, report=True)
+    out = capsys.readouterr().out
+    assert result.attempted > 0, f"{module}: no docstring example"
+    assert result.failed == 0, f"{module}: {result.failed} of {result.attempted} failed\n{out}"
