@@ -191,6 +191,14 @@ def check_structure(meta: dict) -> None:
     need(isinstance(sections, dict), "sections must be an object")
     need(isinstance(meta.get("reads"), list), "reads must be a list")
 
+    program = meta.get("program")
+    input_names = set()
+    if program is not None:
+        need(isinstance(program, dict) and isinstance(program.get("inputs"), list) and all(
+            isinstance(i, dict) and isinstance(i.get("name"), str) for i in program["inputs"]),
+            "program: inputs must be a list of named inputs")
+        input_names = {i["name"] for i in program["inputs"]}
+
     def check(ops, where):
         need(isinstance(ops, list), f"{where} is not a list of operations")
         for i, op in enumerate(ops):
@@ -222,6 +230,10 @@ def check_structure(meta: dict) -> None:
                 r = op.get("rect")
                 need(r is None or (_rect(r) and r[0] + r[2] <= w and r[1] + r[3] <= h),
                      f"{at}: rectangle {_js(r)} is not inside the {w}x{h} texture")
+            elif kind == "input":
+                index(op.get("tex"), textures, f"{at}: texture")
+                need(op.get("name") in input_names, f"{at}: no program input "
+                     f"{_js(op.get('name'))}")
             elif kind == "call":
                 need(isinstance(op.get("section"), str) and op["section"] in sections,
                      f"{at}: no section {_js(op.get('section'))}")
@@ -257,6 +269,104 @@ def check_structure(meta: dict) -> None:
     made = reads(meta["prelude"], frozenset()) + reads(meta["ops"], frozenset())
     need(made == len(meta["reads"]), f"a replay reads back {made} arrays, the header describes "
          f"{len(meta['reads'])}")
+    if program is not None:
+        check_program(meta)
+
+
+def _layout_ok(lay) -> bool:
+    return isinstance(lay, dict) and all(_is_int(lay.get(k)) and lay[k] > 0
+                                         for k in ("rows", "cols", "max_size")) and \
+        isinstance(lay.get("packed"), bool) and lay.get("order") in ("row", "col")
+
+
+def _texture_of(lay) -> tuple[int, int]:
+    """(width, height) of the texture of a layout (:class:`.layout.Layout`'s math)."""
+    major, minor = (lay["rows"], lay["cols"]) if lay["order"] == "row" else \
+        (lay["cols"], lay["rows"])
+    gw = -(-minor // (4 if lay["packed"] else 1))
+    n, mx = major * gw, lay["max_size"]
+    if gw > mx or major > mx:
+        w = min(mx, n)
+        return w, -(-n // w)
+    return gw, major
+
+
+POST_KINDS = ("argmax", "threshold", "proba2", "neg", "svc_vote", "svc_ovr")
+
+
+def check_program(meta: dict) -> None:
+    """Check a program's description (``meta["program"]``: inputs, outputs, the rows rewiring,
+    the post steps) against the bundle it describes; a ValueError says what does not hold.
+    :mod:`shadergpgpu.frontends.webexport` makes programs; ``web/program.js`` checks the same."""
+    def need(ok, what):
+        if not ok:
+            raise ValueError("program: " + what)
+
+    p = meta["program"]
+    textures, ops = meta["textures"], meta["ops"]
+    need(p.get("version") == 1, f"unknown program version {_js(p.get('version'))}")
+    M = p.get("max_rows")
+    need(_is_int(M) and M > 0, "max_rows must be a positive integer")
+    need(p.get("mode") in ("rows", "pad"), f"unknown mode {_js(p.get('mode'))}")
+    names = set()
+    for spec in p["inputs"]:
+        n = spec["name"]
+        need(n not in names, f"input {_js(n)} is listed twice")
+        names.add(n)
+        lay = spec.get("layout")
+        need(_layout_ok(lay) and lay["rows"] == M and lay["cols"] == spec.get("cols"),
+             f"input {_js(n)}: bad layout {_js(lay)}")
+        t = spec.get("tex")
+        need(_is_int(t) and 0 <= t < len(textures) and
+             tuple(textures[t]) == _texture_of(lay),
+             f"input {_js(n)}: texture {_js(t)} is not its layout's")
+        uses = [op for op in ops if op.get("op") == "input" and op.get("name") == n]
+        need(len(uses) == 1 and uses[0]["tex"] == t,
+             f"input {_js(n)}: the operations do not upload it once into texture {t}")
+        pre = spec.get("pre")
+        need(pre is None or (isinstance(pre, dict) and all(
+            isinstance(pre.get(k), list) and len(pre[k]) == spec["cols"] and
+            all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pre[k])
+            for k in ("shift", "scale"))), f"input {_js(n)}: bad pre step")
+    outs = set()
+    for spec in p.get("outputs", []):
+        n = spec.get("name")
+        need(isinstance(n, str) and n not in outs and n not in names,
+             f"output {_js(n)}: a name used twice")
+        outs.add(n)
+        r = spec.get("read")
+        need(_is_int(r) and 0 <= r < len(meta["reads"]), f"output {_js(n)}: no readback {_js(r)}")
+        lay = spec.get("layout")
+        need(_layout_ok(lay) and lay == meta["reads"][r]["layout"] and
+             isinstance(spec.get("shape"), list) and spec["shape"] and spec["shape"][0] == M and
+             int(np.prod(spec["shape"])) == lay["rows"] * lay["cols"],
+             f"output {_js(n)}: bad layout or shape")
+    rows = p.get("rows")
+    need((rows is None) == (p["mode"] == "pad"), "rows: given exactly in mode 'rows'")
+    if rows is not None:
+        rt = rows.get("textures")
+        need(isinstance(rt, list) and all(_is_int(t) and 0 <= t < len(textures) and
+                                          textures[t][1] == M for t in rt),
+             "rows: textures must be texture slots of max_rows texels' height")
+        for i, subs in rows.get("draws", []):
+            need(_is_int(i) and 0 <= i < len(ops) and ops[i].get("op") == "draw" and
+                 all(t in rt for t in ops[i]["out"]), f"rows: operation {_js(i)} is no draw "
+                 "into row textures")
+            need(isinstance(subs, list) and all(
+                isinstance(s, list) and len(s) == 2 and s[0] in ops[i]["uniforms"] and
+                _is_int(s[1]) for s in subs), f"rows: bad uniforms of draw {i}")
+        for i in rows.get("reads", []):
+            need(_is_int(i) and 0 <= i < len(ops) and ops[i].get("op") == "read" and
+                 ops[i]["tex"] in rt, f"rows: operation {_js(i)} is no read of a row texture")
+        for spec in p["inputs"]:
+            need(spec["tex"] in rt and spec["layout"]["order"] == "row",
+                 f"input {_js(spec['name'])}: not a row texture")
+    produced = set(outs)
+    for q in p.get("post", []):
+        need(isinstance(q, dict) and q.get("kind") in POST_KINDS and q.get("from") in produced
+             and isinstance(q.get("name"), str) and q["name"] not in produced,
+             f"bad post step {_js(q)}")
+        produced.add(q["name"])
 
 
 def _rect(r) -> bool:

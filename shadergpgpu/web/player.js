@@ -13,7 +13,8 @@
  * of UTF-8 JSON), zero padding to 4 bytes, and the data: K float32 chunks back to back. The JSON
  * lists programs (GLSL ES 3.00 fragment sources), texture slots (made at load), data chunks
  * {offset, bytes, crc32}, a prelude (snapshots of textures made before the trace) and ops:
- * upload, draw, read, call, repeat.
+ * upload, draw, read, call, repeat, and in a program (program.js) input: the upload of a named
+ * input's new data.
  *
  * SGPlayer.parse checks every length and checksum and every reference of the header (textures,
  * programs, chunks and their sizes, sections, the number of readbacks) and load() checks the
@@ -147,6 +148,13 @@
       return v;
     };
     const rect = r => Array.isArray(r) && r.length === 4 && r.every(v => isInt(v) && v >= 0) && r[2] > 0 && r[3] > 0;
+    const program = meta.program;
+    const inputNames = new Set();
+    if (program !== undefined) {
+      need(program !== null && typeof program === "object" && Array.isArray(program.inputs) &&
+           program.inputs.every(i => i && typeof i.name === "string"), "program: inputs must be a list of named inputs");
+      for (const i of program.inputs) inputNames.add(i.name);
+    }
     let dataBytes = 0;
     for (const c of chunks) dataBytes = Math.max(dataBytes, c.offset + c.bytes);
     need(!data || data.length * 4 >= dataBytes, "the chunks reach past the data");
@@ -183,6 +191,10 @@
                  at + ": rectangle " + JSON.stringify(r) + " is not inside the " + w + "x" + h + " texture");
             break;
           }
+          case "input":
+            index(op.tex, textures, at + ": texture");
+            need(inputNames.has(op.name), at + ": no program input " + JSON.stringify(op.name === undefined ? null : op.name));
+            break;
           case "call":
             need(typeof op.section === "string" && has(sections, op.section),
                  at + ": no section " + JSON.stringify(op.section === undefined ? null : op.section));
@@ -371,6 +383,14 @@
           const out = new Float32Array(r[2] * r[3] * 4);
           gl.readPixels(r[0], r[1], r[2], r[3], gl.RGBA, gl.FLOAT, out);
           this.outputs.push(out);
+          return;
+        }
+        case "input": {   // a program's input (program.js): this.inputs[name] = {data, w, h}
+          const inp = this.inputs && this.inputs[op.name];
+          if (!inp) throw new Error("no data for the program input " + op.name);
+          gl.bindTexture(gl.TEXTURE_2D, this.textures[op.tex]);
+          gl.pixelStorei(gl.UNPACK_ALIGNMENT, 4);
+          gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, inp.w, inp.h, gl.RGBA, gl.FLOAT, inp.data);
           return;
         }
         case "call": return this.run(this.meta.sections[op.section]);
