@@ -3,18 +3,26 @@ every step on the device.
 
 The training set (X and the encoded targets Y) is uploaded once and stays resident; each epoch
 uploads one permutation (the index texture IDX) and each batch is rows ``IDX[start:start+nb]``
-of it, gathered by the kernels that read X and Y. A step is ``3 K`` render passes for K weight
-layers, with nothing read back:
+of it. A step is ``4 K + 1`` render passes for K weight layers (S = 1, below), with nothing
+read back:
 
+* gather, one pass (``mb_gather.frag``): the batch's rows of X copied into a (B, L) texture,
+  so no later loop reads an index;
 * forward, one pass per layer (``mb_forward.frag``): ``A' = f(A W + b)``, the output layer's
   pre-activations Z unactivated;
 * output, one pass (``mb_output.frag``): the output activation (identity, softmax, logistic),
   the output error ``p - y`` and each sample's loss added into a running sum;
 * backprop, one pass per hidden layer (``mb_backprop.frag``);
-* update, one pass per layer (``mb_update.frag``): the batch gradient with the L2 term, and
-  the solver's step (SGD with momentum or Nesterov's momentum, or Adam) with its state
-  (velocity, moments) in textures beside the weights; the same pass adds the squared weights
-  into the penalty's running sum.
+* update, two passes per layer: the batch gradient ``A^T D`` (``mb_gradient.frag``: a 4 x 4
+  block of weights per fragment, four render targets, 16 multiply-adds per two texel fetches),
+  then the solver's step (``mb_update.frag``: the L2 term, SGD with momentum or Nesterov's
+  momentum, or Adam, with its state (velocity, moments) in textures beside the weights; the
+  same pass adds the squared weights into the penalty's running sum).
+
+On hardware renderers the first layer's loops are too long for too few fragments: the forward's
+and the gradient's loops are cut into S parts (:func:`slice_plan`), each a fragment of its own,
+their partial sums added by the next pass (``mb_sum.frag`` after the forward, ``mb_update.frag``
+after the gradient); S = 1 on software renderers, where a part only adds work.
 
 The host reads the epoch's loss (one readback of K + 1 sums made on the device), and, with
 early stopping, the validation score (one sum per output). Weights live as (Lp + 1, L') matrices packed by rows,
@@ -38,15 +46,20 @@ _ROWS = In(packed=True, order="row")
 _STEP = {"start": ("int", 0), "nb": ("int", 0)}
 
 
-def _gathered(gather: bool, inputs: dict) -> dict:
-    return dict(inputs, IDX=In()) if gather else inputs
+def _per(n: int, parts: int) -> int:
+    """Iterations of one of ``parts`` slices of a loop of ``n``."""
+    return -(-int(n) // int(parts))
 
 
-FORWARD = {g: declare("algorithms/backprop/mb_forward.frag",
-                      inputs=_gathered(g, {"W": _ROWS, "A": _ROWS}), uniforms=_STEP,
-                      defines={"ACT": 0, "GATHER": int(g)}, loop=lambda a: a.A.grid_w,
-                      name=f"backprop/mb-forward{'-gather' if g else ''}")
-           for g in (False, True)}
+GATHER = declare("algorithms/backprop/mb_gather.frag", inputs={"X": _ROWS, "IDX": In()},
+                 uniforms=_STEP, loop=lambda a: 0, name="backprop/mb-gather")
+FORWARD = declare("algorithms/backprop/mb_forward.frag", inputs={"W": _ROWS, "A": _ROWS},
+                  uniforms=_STEP, defines={"ACT": 0, "SLICES": 1},
+                  loop=lambda a: _per(a.A.grid_w, a.defines["SLICES"]),
+                  name="backprop/mb-forward")
+FORWARD_SUM = declare("algorithms/backprop/mb_sum.frag", inputs={"P": _ROWS, "W": _ROWS},
+                      uniforms={"nb": ("int", 0)}, defines={"ACT": 0, "SLICES": 1},
+                      loop=lambda a: a.defines["SLICES"], name="backprop/mb-forward-sum")
 BACKPROP = declare("algorithms/backprop/mb_backprop.frag",
                    inputs={"D": _ROWS, "W": _ROWS, "A": In(like="OUT")}, defines={"ACT": 0},
                    loop=lambda a: a.D.grid_w, name="backprop/mb-backprop")
@@ -61,27 +74,30 @@ OUTPUT = declare("algorithms/backprop/mb_output.frag", inputs={"Z": In(like="OUT
                  uniforms=dict(_STEP, first=("int", 0), lscale=("float", 1.0)),
                  defines={"OUT_ACT": 0, "TRAIN": 0, "ACT": 0},
                  loop=lambda a: 8 * a.Z.grid_w, name="backprop/mb-output")
-_SOLVER_UNIFORMS = dict(_STEP, first=("int", 0), lr="float", alpha="float", mu="float",
+_BLOCKS = ("G0", "G1", "G2", "G3")
+GRADIENT = declare("algorithms/backprop/mb_gradient.frag", inputs={"A": _ROWS, "D": _ROWS},
+                   outputs=_BLOCKS, uniforms={"nb": ("int", 0)}, defines={"SLICES": 1},
+                   loop=lambda a: _per(a.D.rows, a.defines["SLICES"]),
+                   name="backprop/mb-gradient")
+_SOLVER_UNIFORMS = dict(first=("int", 0), lr="float", alpha="float", mu="float",
                         beta2=("float", 0.0), eps=("float", 1e-8), denom="float",
                         sqscale=("float", 1.0))
 
 
-def _update(gather: bool, solver: str):
+def _update(solver: str):
     ins = {"W": In(like="W_OUT"), "M": In(like="W_OUT"), "S": In(like="W_OUT"),
-           "A": _ROWS, "D": _ROWS}
+           "G0": _ROWS, "G1": In(like="G0"), "G2": In(like="G0"), "G3": In(like="G0")}
     outs = ("W_OUT", "M_OUT", "SQ")
     if solver == "adam":
         ins["V"] = In(like="W_OUT")
         outs = ("W_OUT", "M_OUT", "V_OUT", "SQ")
-    return declare("algorithms/backprop/mb_update.frag", inputs=_gathered(gather, ins),
-                   outputs=outs, uniforms=_SOLVER_UNIFORMS,
-                   defines={"SOLVER": SOLVERS[solver], "NESTEROV": 0, "GATHER": int(gather),
-                            "ACT": 0},
-                   loop=lambda a: a.D.rows, name=f"backprop/mb-update-{solver}"
-                   + ("-gather" if gather else ""))
+    return declare("algorithms/backprop/mb_update.frag", inputs=ins, outputs=outs,
+                   uniforms=_SOLVER_UNIFORMS,
+                   defines={"SOLVER": SOLVERS[solver], "NESTEROV": 0, "ACT": 0, "SLICES": 1},
+                   loop=lambda a: a.defines["SLICES"], name=f"backprop/mb-update-{solver}")
 
 
-UPDATE = {(g, s): _update(g, s) for g in (False, True) for s in SOLVERS}
+UPDATE = {s: _update(s) for s in SOLVERS}
 SCORE = declare("algorithms/backprop/mb_score.frag",
                 inputs={"P": _ROWS, "Y": _ROWS, "SW": In()},
                 defines={"KIND": 0}, loop=lambda a: 4 * a.P.grid_w, name="backprop/mb-score")
@@ -108,11 +124,58 @@ def unpack_layer(w, fan_in: int):
     return w[:fan_in].copy(), w[-1].copy()
 
 
+# The split of the long loops on hardware renderers (``slices``): a GPU runs the first layer's
+# forward (B x L'/4 fragments, each looping over L/4 texels) and gradient (L/4 x L'/4 blocks,
+# each looping over the batch) with far too few fragments to fill it, so their loops are cut
+# into S parts, each a fragment of its own (partial sums in a texture, summed by the next pass).
+# S is chosen so that the fragments reach TARGET_FRAGMENTS, each part keeping MIN_SLICE
+# iterations; on a software renderer the cores are full already and a split only adds a pass.
+MOST_SLICES = 16
+TARGET_FRAGMENTS = 65536
+MIN_SLICE = 8
+
+
+def choose_slices(fragments: int, trips: int, software: bool) -> int:
+    """The parts S (1 .. MOST_SLICES) a loop of ``trips`` iterations run by ``fragments``
+    fragments is cut into: 1 on a software renderer."""
+    if software:
+        return 1
+    s = min(MOST_SLICES, -(-TARGET_FRAGMENTS // max(1, int(fragments))),
+            int(trips) // MIN_SLICE)
+    return max(1, s)
+
+
+def slice_plan(dev, sizes, batch: int, slices=None) -> list:
+    """(forward S, gradient S) per weight layer: ``slices`` (an int) for every loop, or None
+    for :func:`choose_slices` on ``dev`` (lowered where the partial sums would not fit in a
+    texture)."""
+    plan = []
+    for m in range(len(sizes) - 1):
+        cols = -(-sizes[m + 1] // 4)
+        blocks = padded(sizes[m]) // 4 + 1
+        row = []
+        for rows, frags, trips in ((batch, batch * cols, -(-sizes[m] // 4)),
+                                   (blocks, blocks * cols, batch)):
+            s = slices or choose_slices(frags, trips, dev.is_software)
+            while True:
+                try:
+                    dev.layout((s * rows, sizes[m + 1]))
+                    break
+                except TooLargeError:
+                    if slices or s == 1:
+                        raise ValueError(f"slices = {s}: the partial sums of layer {m + 1} "
+                                         "do not fit the device's textures") from None
+                    s = max(1, s // 2)
+            row.append(s)
+        plan.append(tuple(row))
+    return plan
+
+
 def check_fits(dev, sizes, n_rows: int, batch: int, names: dict) -> None:
     """Refuse, from the shapes alone, a network or data set whose device arrays would not fit
     (before anything is uploaded): a ValueError naming ``names[what]`` (``"layer{m}"`` names
     layer m's units, which size its activations and the weights into it)."""
-    shapes = [("X", (n_rows, sizes[0])), ("y", (n_rows, sizes[-1]))]
+    shapes = [("X", (n_rows, sizes[0])), ("X", (batch, sizes[0])), ("y", (n_rows, sizes[-1]))]
     shapes += [(f"layer{m + 1}", (padded(sizes[m]) + 1, sizes[m + 1]))
                for m in range(len(sizes) - 1)]
     shapes += [(f"layer{m}", (batch, sizes[m])) for m in range(1, len(sizes))]
@@ -156,10 +219,12 @@ class MinibatchTrainer:
     weights : list of packed (Lp + 1, L') layers (:func:`pack_layer`); state : the solver's
         packed state per layer (velocities, or (first, second) moments), or None for zeros.
     sample_weight : (N,) weights of the samples, or None for ones.
+    slices : the parts S (1 .. 16) the forward's and the gradient's loops are cut into, or None
+        to choose (:func:`slice_plan`: 1 on software renderers).
     """
 
     def __init__(self, device, sizes, activation, out_activation, solver, hyper, X, Y, batch,
-                 weights, state=None, sample_weight=None):
+                 weights, state=None, sample_weight=None, slices=None):
         self.dev = dev = device
         self.sizes = list(sizes)
         self.K = K = len(sizes) - 1
@@ -169,6 +234,9 @@ class MinibatchTrainer:
         self.out_act = OUT_ACTIVATIONS[out_activation]
         self.N = N = X.shape[0]
         self.B = B = int(batch)
+        if slices is not None and not 1 <= int(slices) <= MOST_SLICES:
+            raise ValueError(f"slices must be 1 .. {MOST_SLICES} or None, got {slices!r}")
+        self.slices = slice_plan(dev, sizes, B, None if slices is None else int(slices))
         self._arrays = []
         mk = self._keep
         self.X = mk(dev.array(np.asarray(X, np.float32), name="X"))
@@ -178,7 +246,13 @@ class MinibatchTrainer:
         self.SW = mk(dev.array(np.ones((1, N)) if self.sw is None else self.sw.reshape(1, N),
                                packed=False))
         self.order = np.arange(N)
-        self.A = [self.X] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K)]
+        self.XB = mk(dev.empty((B, sizes[0])))          # the batch's rows of X (mb_gather)
+        self.A = [self.XB] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K)]
+        # per layer: the forward's partial sums (S > 1), the gradient's blocks (mb_gradient)
+        self.P = [mk(dev.empty((sf * B, sizes[m + 1]))) if sf > 1 else None
+                  for m, (sf, _) in enumerate(self.slices)]
+        self.G = [[mk(dev.empty((sg * (padded(sizes[m]) // 4 + 1), sizes[m + 1])))
+                   for _ in _BLOCKS] for m, (_, sg) in enumerate(self.slices)]
         self.Z = mk(dev.empty((B, sizes[K])))
         self.D = [None] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K + 1)]
         self.LACC = [mk(dev.empty((B, sizes[K]))) for _ in range(2)]
@@ -206,15 +280,18 @@ class MinibatchTrainer:
         """The passes of one step whose current buffers have parity ``par``."""
         dev, K, h = self.dev, self.K, self.hyper
         W, nxt = self.W[par], self.W[1 - par]
+        gather = dev.prepare(GATHER, self.XB, inputs={"X": self.X, "IDX": self.IDX})
         fwd = []
-        for m in range(K):
-            gather = m == 0
+        for m, (sf, _) in enumerate(self.slices):
             out = self.A[m + 1] if m < K - 1 else self.Z
+            act = self.act if m < K - 1 else 0
             ins = {"W": W[m], "A": self.A[m]}
-            if gather:
-                ins["IDX"] = self.IDX
-            fwd.append(dev.prepare(FORWARD[gather], out, inputs=ins,
-                                   defines={"ACT": self.act if m < K - 1 else 0}))
+            if sf == 1:
+                fwd.append(dev.prepare(FORWARD, out, inputs=ins, defines={"ACT": act}))
+            else:
+                fwd.append(dev.prepare(FORWARD, self.P[m], inputs=ins, defines={"SLICES": sf}))
+                fwd.append(dev.prepare(FORWARD_SUM, out, inputs={"P": self.P[m], "W": W[m]},
+                                       defines={"ACT": act, "SLICES": sf}))
         out = dev.prepare(OUTPUT_TRAIN, {"DELTA": self.D[K], "LOSS": self.LACC[1 - par]},
                           inputs={"Z": self.Z, "LIN": self.LACC[par], "Y": self.Y,
                                   "IDX": self.IDX, "SW": self.SW},
@@ -225,25 +302,26 @@ class MinibatchTrainer:
                 for m in range(K - 1, 0, -1)]
         adam = self.solver == "adam"
         mu = h["beta_1"] if adam else h["momentum"]
-        upd = []
-        for m in range(K):
-            gather = m == 0
-            ins = {"W": W[m], "M": self.state[0][par][m], "S": self.SQ[par][m],
-                   "A": self.A[m], "D": self.D[m + 1]}
+        grads, upd = [], []
+        for m, (_, sg) in enumerate(self.slices):
+            blocks = dict(zip(_BLOCKS, self.G[m]))
+            grads.append(dev.prepare(GRADIENT, blocks, inputs={"A": self.A[m],
+                                                               "D": self.D[m + 1]},
+                                     defines={"SLICES": sg}))
+            ins = dict(blocks, W=W[m], M=self.state[0][par][m], S=self.SQ[par][m])
             outs = {"W_OUT": nxt[m], "M_OUT": self.state[0][1 - par][m],
                     "SQ": self.SQ[1 - par][m]}
             if adam:
                 ins["V"] = self.state[1][par][m]
                 outs["V_OUT"] = self.state[1][1 - par][m]
-            if gather:
-                ins["IDX"] = self.IDX
             upd.append(dev.prepare(
-                UPDATE[(gather, self.solver)], outs, inputs=ins,
+                UPDATE[self.solver], outs, inputs=ins,
                 uniforms={"alpha": float(h["alpha"]), "mu": float(mu),
                           "beta2": float(h.get("beta_2", 0.0)),
                           "eps": float(h.get("epsilon", 1e-8))},
-                defines={"NESTEROV": int(bool(h.get("nesterovs_momentum", False)))}))
-        return fwd, out, back, upd
+                defines={"NESTEROV": int(bool(h.get("nesterovs_momentum", False))),
+                         "SLICES": sg}))
+        return gather, fwd, out, back, grads, upd
 
     def set_order(self, order) -> None:
         """The epoch's sample order (a permutation of 0..N-1): one upload of N indices."""
@@ -253,25 +331,25 @@ class MinibatchTrainer:
     def step(self, start: int, nb: int, lr: float, first: bool) -> None:
         """One batch: rows ``start .. start + nb`` of the order, the solver's rate ``lr``
         (Adam: with its bias correction); ``first`` starts the epoch's loss sums."""
-        fwd, out, back, upd = self._steps[self.parity]
+        gather, fwd, out, back, grads, upd = self._steps[self.parity]
         first = int(bool(first))
         denom = float(nb)
         if self.sw is not None:      # scikit-learn's weighted batch: sums over the weight sum
             denom = float(self.sw[self.order[start:start + nb]].sum())
         scale = nb / denom
         with self.dev.phase("forward"):
-            fwd[0].run(start=start, nb=nb)       # rows IDX[start + r] of X
-            for p in fwd[1:]:
-                p.run(start=0, nb=nb)           # rows r of the batch's activations
+            gather.run(start=start, nb=nb)      # rows IDX[start + r] of X
+            for p in fwd:
+                p.run(nb=nb)                    # rows r of the batch
         with self.dev.phase("output"):
             out.run(start=start, nb=nb, first=first, lscale=scale)
         with self.dev.phase("backprop"):
             for p in back:
                 p.run()
         with self.dev.phase("update"):
-            for p in upd:
-                p.run(start=start, nb=nb, first=first, lr=float(lr), denom=denom,
-                      sqscale=scale)
+            for g, p in zip(grads, upd):
+                g.run(nb=nb)
+                p.run(first=first, lr=float(lr), denom=denom, sqscale=scale)
         self.parity ^= 1
 
     def epoch_sums(self) -> tuple:
@@ -335,7 +413,7 @@ def forward(dev, W, X, act: int, out_act: int, scope):
     K = len(W)
     for m, w in enumerate(W):
         out = scope.empty((n, w.shape[1]))
-        FORWARD[False](out, W=w, A=A, start=0, nb=n,
+        FORWARD(out, W=w, A=A, start=0, nb=n,
                        defines={"ACT": act if m < K - 1 else 0})
         A = out
     P = scope.empty(A.shape)

@@ -1,10 +1,12 @@
-// Mini-batch trainer, one layer's gradient and solver step in one pass. Each fragment owns one
-// texel of the weights W (Lp + 1, L'): row k < Lp a weight row, row Lp the intercepts. The
-// gradient of the batch is (sum_r A[src(r)][k] D[r] + alpha W[k]) / denom (the batch's
-// weight sum; no penalty on the intercepts); SOLVER 0 is SGD with momentum (M the velocity, NESTEROV), 1 is Adam (M, V the
-// moments; `lr` carries the bias correction). SQ adds W[k]^2 (before the step, the penalty's
-// part of the batch loss, times `sqscale`) to a running sum (`first` starts it).
-// Uniforms: start, nb, first, lr, alpha, mu (momentum or beta_1), beta2, eps, denom, sqscale.
+// Mini-batch trainer, one layer's solver step. Each fragment owns one texel of the weights
+// W (Lp + 1, L'): row k < Lp a weight row, row Lp the intercepts. The batch gradient's sum
+// sum_r A[r][k] D[r] is row k of mb_gradient.frag's blocks (output G(k mod 4), block row k / 4,
+// summed over its SLICES parts); the gradient is (that sum + alpha W[k]) / denom (the batch's
+// weight sum; no penalty on the intercepts); SOLVER 0 is SGD with momentum (M the velocity,
+// NESTEROV), 1 is Adam (M, V the moments; `lr` carries the bias correction). SQ adds W[k]^2
+// (before the step, the penalty's part of the batch loss, times `sqscale`) to a running sum
+// (`first` starts it). Uniforms: first, lr, alpha, mu (momentum or beta_1), beta2, eps, denom,
+// sqscale.
 #include "mb_common.glsl"
 void main() {
     ivec2 g = W_OUT_grid();
@@ -12,18 +14,15 @@ void main() {
     vec4 live = vec4(W_OUT_lanes());
     vec4 w = W_texel(k, g.y);
     bool bias = k == W_OUT_ROWS - 1;
+    int Q = G0_ROWS / SLICES;
+    int q = k >> 2;
+    int row = k & 3;
     vec4 grad = vec4(0.0);
-    if (bias) {
-        for (int r = 0; r < nb; ++r) grad += D_texel(r, g.y);
-    } else {
-        for (int r = 0; r < nb; ++r) {
-#if GATHER
-            int src = int(IDX_get(start + r));
-#else
-            int src = r;
-#endif
-            grad += A_at(src, k) * D_texel(r, g.y);
-        }
+    for (int part = 0; part < SLICES; ++part) {
+        int t = part * Q + q;
+        mat4 block = mat4(G0_texel(t, g.y), G1_texel(t, g.y), G2_texel(t, g.y),
+                          G3_texel(t, g.y));
+        grad += block[row];
     }
     float reg = bias ? 0.0 : alpha;
     grad = (grad + reg * w) / denom;
