@@ -75,7 +75,7 @@ mobile profiles (16 KiB windows or none) and a software rasteriser keep the text
 Where buffer textures exist, a software rasteriser reads the weights and the inputs through
 buffer copies (refreshed after each update), which it fetches faster; a GPU reads the textures
 themselves, the refresh costing it more than it saves (``HARDWARE`` holds the choices of a
-hardware rasteriser, measured on an NVIDIA H200).
+hardware rasteriser; docs/performance.md has the figures).
 
 Loop budget: every kernel with a loop declares it (``loop=`` or a ``Split``), so a layer wider
 than the device's loop cap (llvmpipe stops a fragment's loops after 65,535 iterations) is never

@@ -130,7 +130,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     0) and M = max |image|, every output value is within
 
     * ``method="exact"``:     1e-5 R + 2.5e-7 M for sigma <= 1e4 (beyond, the float32 sums of
-      its 8 sigma taps add an error growing with sigma: 1.5e-4 R measured at sigma 1e5);
+      its 8 sigma taps add an error growing with sigma: about 1.5e-4 R at sigma 1e5);
     * ``method="recursive"``: 1.5e-3 R + 2.5e-7 M, for every sigma it accepts (the fit of the
       recursive kernel is within 5.8e-4 in L1 of scipy's sampled kernel on each axis, at every
       sigma; the DC gain is 1: a constant image comes back unchanged); typically 1e-4 R;

@@ -79,9 +79,9 @@ How it runs on the engine
   :func:`shadergpgpu.analysis.plans.sammon.plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
 * Host waits: a chain of chunk passes (the setup's row sums, every update) waits for the GPU
   (``dev.finish()``) whenever more than :data:`SYNC_WORK` would be queued (:func:`host_waits`):
-  on the H200 the setup of N = 100,000, n = 200 (21 row-sum passes, ~28 s queued at once)
-  returned zeros with no GL error, while the first session's setup of that size, whose timer
-  queries waited after every pass, was right (``benchmarks/diag/sammon_rowsum.py`` runs both ways).
+  a GPU driver may drop a long queue of passes without a GL error (a large setup's row sums
+  queued at once come back as zeros, where the same passes with a wait after each are right;
+  ``benchmarks/diag/sammon_rowsum.py`` runs both ways).
   The first update of a fit (:func:`_spot_check_update`) and the setup's row sums
   (:func:`_spot_check_rowsums`) are spot-checked against float64 rows on the host: a dropped
   or cut pass raises instead of fitting.

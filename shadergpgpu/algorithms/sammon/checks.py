@@ -14,8 +14,8 @@ UPDATE_CHECK_EPS = 1e-4
 def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
                         rows: int = 3) -> None:
     """Compare a few of the device's row sums of dn with the host's (float64): a driver that
-    drops or cuts a long draw (seen on the NVIDIA driver at N = 100,000, n = 200: zeros, no
-    GL error) must raise, never feed a wrong sum into the fit."""
+    drops or cuts a long draw (zeros, no GL error) must raise, never feed a wrong sum into the
+    fit."""
     hi = Xc.shape[0] if hi is None else int(hi)
     idx = np.unique(np.linspace(int(lo), hi - 1, rows).astype(int))
     Xd = np.asarray(Xc, dtype=np.float64)

@@ -41,7 +41,7 @@ Variants (``variant=``):
     a 16 x 2 (32 x 1) micro-tile per fragment in the same 8 targets: a K-quad costs 2 (1) texel
     fetches of B per 256 flops (the 8x4 tile: 4) for 16 (32) uniform vec4 reads of A (the
     8x4 tile: 8), trading texel fetches for constant-cache reads; windows hold 1,024 (512) K.
-    None of the uniform-block variants is the ``auto`` choice until measured on a GPU (see
+    ``"tile16x2-ubo"`` is the ``auto`` choice on a GPU with uniform blocks (see
     :func:`default_variant`; ``benchmarks/diag/sgemm_ubo.py`` times them against each other).
 
 **Device profiles** (``Device(profile=...)``, :mod:`shadergpgpu.engine.profiles`): every variant

@@ -10,8 +10,8 @@ from .ubo import _ubo_plan
 from .variants import Limits, Variant, _padded, _variant, effective_variant
 
 # Fragments wanted in flight per product pass before K is split, and the shortest K slice worth
-# a pass (GPUs only; llvmpipe keeps its few cores busy with any output). Measured on an H200:
-# 256 x 256 x 16384 runs 1.5x faster with 8 slices than with 1 or 128; square sizes gain <= 2%.
+# a pass (GPUs only; llvmpipe keeps its few cores busy with any output). A thin product with a
+# long K fills the GPU only when split (docs/performance.md); square sizes gain little.
 SPLIT_TARGET_FRAGMENTS = 1 << 18
 MIN_SLICE_K = 2048
 

@@ -108,12 +108,11 @@ DEFAULT_VARIANT = "auto"
 
 
 def default_variant(dev) -> str:
-    """The faster variant on ``dev`` (measured, benchmarks/RESULTS.md): on llvmpipe the buffer
-    path for A ("tile8x4", 1.5x faster at n=1024); on a GPU with uniform blocks the 16x2 tile
-    with A from a uniform buffer ("tile16x2-ubo": 1,110 GFLOP/s at n = 4,096 and 929 at 2,048
-    on an H200, against 385 / 379 for the texture path in the same run; 1,142 / 996 when
-    unrolled by 4, which pads K to 16 and does not fit the smallest textures), else "tile8x4-tex"
-    (2-D textures fetch faster than texture buffers on the NVIDIA driver)."""
+    """The faster variant on ``dev`` (docs/performance.md has the figures): on a software
+    rasteriser the buffer path for A ("tile8x4"); on a GPU with uniform blocks the 16x2 tile
+    with A from a uniform buffer ("tile16x2-ubo", well ahead of the texture path; it is not
+    unrolled by 4, which would pad K to 16 and not fit the smallest textures), else
+    "tile8x4-tex" (2-D textures fetch faster than texture buffers on GPU drivers)."""
     if dev.plans_for_software:
         return "tile8x4"
     return "tile16x2-ubo" if Limits.of(dev).uniform_blocks else "tile8x4-tex"

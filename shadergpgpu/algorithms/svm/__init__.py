@@ -22,8 +22,8 @@ solver state (iterations, stop flag, duality gap) lives in the last texel of the
 (padding points); the host reads that one texel every k iterations for the stopping test
 (libsvm's ``Gmax + Gmax2 < tol``, or no second-order partner, or ``max_iter``). Once stopped,
 the steps are no-ops, so the at most k - 1 iterations run past the stop change nothing and the
-result does not depend on k. ``readback_every = 1`` keeps the earlier path: one readback of the
-3-texel result array per iteration, the step solved on the host in float64, its result passed
+result does not depend on k. ``readback_every = 1`` solves the step on the host: one readback
+of the 3-texel result array per iteration, the step solved on the host in float64, its result passed
 to the update pass as uniforms. The device step computes in float32 (libsvm's kernel cache is
 float32 too); on the test problems both paths take the same iterations and support vectors.
 
