@@ -22,8 +22,8 @@ MAX_BLOCK_ELEMENTS = 1 << 28
 
 #: Output blocks per worker that :func:`plan_blocks` aims at for large products: a worker
 #: with several blocks receives the operands of its next block while it multiplies the
-#: current one, and the workers finish closer together (2 x H200, n = 16,384 from host
-#: memory: 8 blocks of 4,096 x 8,192 scale at 100 %, 2 blocks of 8,192 x 16,384 at 88.6 %).
+#: current one, and the workers finish closer together (docs/performance.md has the scaling
+#: over two GPUs).
 BLOCKS_PER_WORKER = 4
 
 #: Output blocks are cut for :data:`BLOCKS_PER_WORKER` only while each keeps at least this

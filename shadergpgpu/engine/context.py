@@ -211,10 +211,8 @@ def check(caps: Capabilities, need_blending: bool = True) -> None:
 #: from its heap instead of fresh mmap'ed pages, and keeps this much freed memory instead of
 #: returning it to the system. llvmpipe allocates its scene memory per draw; with glibc's
 #: defaults (mmap above 128 KiB, threshold raised only after a large block was freed) every
-#: draw of a small pass page-faults fresh memory: measured on the 2-core development machine
-#: (2026-11-26), ~45 us per draw against ~5 us with these settings, the paper schedule's step
-#: at 2-64-1 N = 1024 29 ms against 11 ms. ``SHADERGPGPU_KEEP_MALLOC=1`` leaves the process's
-#: settings alone.
+#: draw of a small pass page-faults fresh memory, which costs several times the draw itself
+#: (docs/performance.md). ``SHADERGPGPU_KEEP_MALLOC=1`` leaves the process's settings alone.
 SOFTWARE_MMAP_THRESHOLD = 32 << 20
 SOFTWARE_TRIM_THRESHOLD = 64 << 20
 _MALLOC_TUNED = False

@@ -52,9 +52,8 @@ RBF_EXP_PAIR = declare("ops/rbf/exp_pair.frag",
 
 
 #: texels per texture row of the per-point vectors (None: one row up to the texture size).
-#: A one-texel-high render target shades poorly (half-empty 2x2 quads, thin raster tiles):
-#: on the H200 the SVM's update pass over 50,000 points took 39 us wrapped at 128 texels
-#: against 55 us in one row, and a chain of copies over 12,544 texels on llvmpipe 176 vs 323 us.
+#: A one-texel-high render target shades poorly (half-empty 2x2 quads, thin raster tiles), on
+#: GPUs and on llvmpipe alike, so the vectors wrap at 128 texels a row.
 VECTOR_WRAP = 128
 
 

@@ -10,9 +10,9 @@ import numpy as np
 
 from ...engine.limits import ceil_div
 
-#: Texels gathered per fragment and pass. Chosen by measurement (benchmarks/svm.py, fan-in
-#: sweep): on the H200 and on llvmpipe 16..32 are within a few percent of the best, and 16 keeps
-#: the pass count low for the vector lengths the trainers use.
+#: Texels gathered per fragment and pass. A fan-in of 16..32 is within a few percent of the
+#: best on GPUs and on llvmpipe (``benchmarks/svm.py`` sweeps it), and 16 keeps the pass count
+#: low for the vector lengths the trainers use.
 DEFAULT_FANIN = 16
 MAX_FANIN = 4096
 

@@ -84,8 +84,8 @@ void main() {
     // Texels are taken in batches of FETCH_BATCH: first every candidate of the batch is
     // fetched (independent reads, which the compiler may keep in flight together; past the
     // source's end a step re-reads the fragment's first texel and is masked), then they are
-    // compared in order (H200, arg-max over 16M: 68% of the copy bound with batches of 4, 64%
-    // with 1; batches of 16 were slower).
+    // compared in order (batches of 4 run closest to the copy bound on a GPU; larger batches
+    // are slower, see docs/performance.md).
     ivec2 p0 = p;
     for (int k = 0; k < FANIN; k += FETCH_BATCH) {
         if (t >= n_src) break;
