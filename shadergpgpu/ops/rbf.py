@@ -169,7 +169,41 @@ class RBFData:
 
 
 def rbf_pair(dev, X, h: int, l: int, gamma: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-shot: upload ``X`` and return ``(K(X, x_h), K(X, x_l))`` (float32)."""
+    """One-shot: upload ``X`` and return ``(K(X, x_h), K(X, x_l))`` (float32).
+
+    Parameters
+    ----------
+    dev : Device
+        The device to run on.
+    X : array_like of shape (n, d)
+        The points (converted to float32; finite values only).
+    h, l : int
+        Indices of the two points every point is compared with, in ``0..n-1``.
+    gamma : float
+        The kernel's coefficient, > 0.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray)
+        The two kernel rows, float32 vectors of length n.
+
+    Raises
+    ------
+    ValueError
+        An index out of range, ``gamma <= 0``, X not 2-D or not finite.
+    TypeError
+        An index that is not an integer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> from shadergpgpu.ops.rbf import rbf_pair, rbf_matrix_host
+    >>> X = np.random.default_rng(0).random((100, 5))
+    >>> kh, kl = rbf_pair(sg.Device(), X, 3, 7, gamma=0.5)
+    >>> np.allclose(kh, rbf_matrix_host(X, X[[3]], 0.5)[:, 0], atol=1e-6)
+    True
+    """
     data = RBFData(dev, X)
     try:
         return data.pair(h, l, gamma)
@@ -178,7 +212,26 @@ def rbf_pair(dev, X, h: int, l: int, gamma: float) -> tuple[np.ndarray, np.ndarr
 
 
 def rbf_matrix_host(A, B, gamma: float) -> np.ndarray:
-    """float64 reference ``exp(-gamma ||a - b||^2)`` for all pairs (host, for predictions)."""
+    """float64 reference ``exp(-gamma ||a - b||^2)`` for all pairs (host, for predictions).
+
+    Parameters
+    ----------
+    A : array_like of shape (m, d)
+    B : array_like of shape (k, d)
+    gamma : float
+
+    Returns
+    -------
+    numpy.ndarray of shape (m, k)
+        float64 kernel values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shadergpgpu.ops.rbf import rbf_matrix_host
+    >>> rbf_matrix_host(np.zeros((1, 2)), np.array([[0.0, 0.0], [1.0, 1.0]]), gamma=0.5).round(4)
+    array([[1.    , 0.3679]])
+    """
     A = np.asarray(A, np.float64)
     B = np.asarray(B, np.float64)
     d2 = (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2.0 * A @ B.T
