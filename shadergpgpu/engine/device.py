@@ -216,6 +216,7 @@ class Device(Drawing):
 
     # ---- arrays -----------------------------------------------------------------------
     def layout(self, shape, packed: bool = True, order: str = "row") -> Layout:
+        """The :class:`Layout` an array of ``shape`` gets on this device."""
         return layout_for(shape, packed, order, self.max_texture_size)
 
     def alloc(self, layout: Layout, shape=None) -> DeviceArray:
@@ -242,15 +243,51 @@ class Device(Drawing):
         return self.alloc(self.layout(shape, packed, order), shape)
 
     def empty_like(self, a: DeviceArray) -> DeviceArray:
+        """An uninitialised array of ``a``'s layout and shape."""
         return self.alloc(a.layout, a.shape)
 
     def zeros(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
+        """An array of zeros (:meth:`empty`, then one fill pass)."""
         a = self.empty(shape, packed, order)
         self.fill(a, 0.0)
         return a
 
     def array(self, x, packed: bool = True, order: str = "row", name: str = "array") -> DeviceArray:
-        """Upload a numpy array (any real dtype, converted to float32): 1-D or 2-D."""
+        """Upload a numpy array (any real dtype, converted to float32): 1-D or 2-D.
+
+        Parameters
+        ----------
+        x : array_like
+            A non-empty 1-D or 2-D real array.
+        packed : bool, default=True
+            Four values per texel (False: one value per texel, in the red channel).
+        order : {"row", "col"}, default="row"
+            Whether a texel holds consecutive values of a row or of a column.
+        name : str, default="array"
+            Names the array in errors.
+
+        Returns
+        -------
+        DeviceArray
+            A new array of ``x``'s shape (the caller releases it, or a :meth:`scope` does).
+
+        Raises
+        ------
+        ValueError
+            An empty array, one of more than 2 dimensions (:meth:`image` takes (H, W, C)),
+            finite values beyond float32's range.
+        TypeError
+            A complex, object or string array.
+
+        Examples
+        --------
+        >>> import numpy as np, shadergpgpu as sg
+        >>> dev = sg.Device()
+        >>> a = dev.array(np.arange(6.0).reshape(2, 3), order="col")
+        >>> a.shape, a.get()
+        ((2, 3), array([[0., 1., 2.],
+               [3., 4., 5.]], dtype=float32))
+        """
         a = as_float32(x, name)
         if a.ndim not in (1, 2):
             raise ValueError(f"{name}: device arrays are 1-D or 2-D, got shape {a.shape} "
@@ -275,6 +312,7 @@ class Device(Drawing):
         return out
 
     def empty_image(self, shape) -> DeviceArray:
+        """An uninitialised (H, W, C) image, one pixel per texel (:meth:`image`'s layout)."""
         h, w, c = _shape_tuple(shape)
         return self.alloc(Layout(h, 4 * w, True, "row", self.max_texture_size), (h, w, c))
 
