@@ -34,6 +34,7 @@ _LAZY = {
     "SVC": "algorithms.svm", "Sammon": "algorithms.sammon",
     "KMeans": "algorithms.kmeans",
     "trace": "engine.trace", "TraceError": "engine.trace",
+    "export_web": "frontends.webmodels",
     "argmin": "ops.reduce.arg:index_of_min", "argmax": "ops.reduce.arg:index_of_max",
 }
 _SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
