@@ -1,7 +1,8 @@
 """The public functions and estimators document themselves in numpydoc, and their examples run.
 
 * Every name of :data:`DOCUMENTED` (attributes of ``shadergpgpu``) has a numpydoc
-  ``Parameters`` section and an ``Examples`` section; a function also has ``Returns``.
+  ``Parameters`` section and an ``Examples`` section; a function also has ``Returns`` (a
+  context manager: ``Yields``).
 * The docstring examples of every module in :data:`MODULES` run as doctests (``ELLIPSIS``,
   ``NORMALIZE_WHITESPACE``), and none fails.
 """
@@ -18,12 +19,13 @@ import shadergpgpu as sg
 DOCUMENTED = (
     "ElementwiseKernel", "ReductionKernel", "sum", "dot", "norm", "argmin", "argmax", "cumsum",
     "sort", "argsort", "sgemm", "gaussian_blur",
-    "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon",
+    "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon", "trace",
 )
 
 #: the modules whose docstring examples run here
 MODULES = (
     "shadergpgpu.engine.device",
+    "shadergpgpu.engine.trace",
     "shadergpgpu.ops.elementwise",
     "shadergpgpu.ops.reduce",
     "shadergpgpu.ops.reduce.kernel",
@@ -56,7 +58,7 @@ def test_public_name_has_numpydoc_sections(name):
     found = _sections(doc)
     wanted = {"Parameters", "Examples"}
     if inspect.isroutine(obj):
-        wanted.add("Returns")
+        wanted.add("Yields" if "Yields" in found else "Returns")
     assert wanted <= found, f"sg.{name}: missing {sorted(wanted - found)} (has {sorted(found)})"
     assert ">>>" in doc.split("Examples", 1)[1], f"sg.{name}: its Examples section has no example"
 

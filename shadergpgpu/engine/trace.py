@@ -347,7 +347,38 @@ def trace(device=None, host_uploads: bool = False):
     """Record the passes ``device`` (default: this thread's default device) draws in the block.
 
     ``with sg.trace(dev) as t: ...`` then ``t.save("run.sgtrace")``; ``t.readbacks`` holds what
-    the host read back, in order. See the module docstring for what cannot be traced."""
+    the host read back, in order. See the module docstring for what cannot be traced.
+
+    Parameters
+    ----------
+    device : Device or None, default=None
+        The device whose passes are recorded; None: this thread's default device. Trace under
+        the ``webgl2`` profile for a bundle that a WebGL2 page replays.
+    host_uploads : bool, default=False
+        Record host uploads that follow a readback (for computations whose new data does not
+        depend on what they read); False refuses them with a :class:`TraceError`.
+
+    Yields
+    ------
+    Trace
+        The record, filled while the block runs.
+
+    Raises
+    ------
+    TraceError
+        The device is already being traced, or the block does something a trace cannot
+        replay (the message says what and why).
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device(profile="webgl2")
+    >>> x = dev.array(np.arange(8.0))
+    >>> with sg.trace(dev) as t:
+    ...     y = sg.cumsum(x).get()
+    >>> t.readbacks[0]
+    array([ 0.,  1.,  3.,  6., 10., 15., 21., 28.], dtype=float32)
+    """
     if device is None:
         from .device import get_device
         device = get_device()
