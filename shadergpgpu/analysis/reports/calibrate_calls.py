@@ -129,9 +129,8 @@ def _repeated_median(ps: list, us: list, centre: float) -> tuple[float, float]:
     """(us per call, us per pass) through three or more issue-time residuals without wall
     times (a GPU's): the repeated median line, per point the median of its slopes to the
     others, their median the slope, the median of what it leaves the intercept: one sample
-    far off the others moves it little, where least squares follows it (in one H100 run the
-    paper schedule's fit set 1.12 us per pass, 0.03-0.09 in five others, and its 1.56 ms
-    check was predicted at 2.09). Both never below 0."""
+    far off the others moves it little, where least squares follows it (and one call issued
+    behind the device would set the cost per pass of every call). Both never below 0."""
     meds = []
     for i, (p, u) in enumerate(zip(ps, us)):
         sl = [(u2 - u) / (p2 - p) for p2, u2 in zip(ps, us) if p2 != p]
@@ -143,10 +142,8 @@ def _repeated_median(ps: list, us: list, centre: float) -> tuple[float, float]:
     c0 = float(statistics.median(u - c1 * p for p, u in zip(ps, us)))
     # the call with the most passes is where a cost per pass shows most: the slope must be
     # borne out there (at least half of what it adds), else the residuals show no cost per
-    # pass. In one H100 run three paper-schedule calls issued about 1.3 us a pass slower
-    # than the engine's probes in all five rounds and the largest 0.09 us a pass faster; the
-    # 1.25 us per pass fitted through the three put the 2,122-pass check at 8.5 ms against
-    # 5.8 measured
+    # pass (a few calls that issue slowly in every round would otherwise set a cost per pass
+    # that the largest call, and the checks, do not show)
     top = max(ps)
     at_top = statistics.median(u for p, u in zip(ps, us) if p == top)
     if at_top < c0 + 0.5 * c1 * top:

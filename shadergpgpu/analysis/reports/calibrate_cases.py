@@ -44,9 +44,8 @@ def calibration_cases(software: bool) -> list:
             backprop_case((2, 512, 1), 16384, "fused"),
             backprop_case((2, 2048, 1), 32768, "fused"),
             backprop_case((32, 128, 10), 2048, "fused"),
-            # three sizes: one call's issue time caught behind the device (an H100 run fitted
-            # 2.9 ms of host work per call from two sizes, 0.4-1.1 ms in nine others) does
-            # not set the median
+            # three sizes: one call's issue time caught behind the device (which would set
+            # several times the host work per call from two sizes) does not set the median
             sgemm_case(2048), sgemm_case(3072), sgemm_case(6144),
             blur_case((1024, 1024), 6.0), blur_case((4096, 4096), 12.0),
             blur_case((1024, 1024), 2.0, "exact"), blur_case((4096, 4096), 4.0, "exact"),

@@ -189,9 +189,8 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
         if progress:
             progress(f"{case.algo} {case.label}")
     # a kernel measured as the bulk of whole calls keeps those samples only (a per-draw
-    # timer query serializes short draws, and its samples sit beside the whole-call ones
-    # badly: on an H100 a sum's first pass read 5.6 per draw after a Sammon setup against
-    # 1.7-2.1 as whole calls, and a check between them missed by x0.35)
+    # timer query serializes short draws, so its samples read several times the whole-call
+    # ones, and a check fitted on both misses)
     seen.update(dominant)
     # a kernel known only from calls of latency-bound passes: what those calls say
     for name, v in latency.items():
@@ -283,8 +282,8 @@ def _latency_sample(speeds: M.Speeds, timed: tuple) -> list | None:
     other terms, over the kernels' predicted time, shared by every kernel whose work is above
     its floor. None for a call that waits for the device more than once, one whose host
     issues it no faster than the device drew it (:data:`HOST_BOUND`), or one with larger
-    draws. (A fused backprop step's five passes of 17-512 fragments took 0.069 ms on an H100
-    where the latency terms gave 0.125.)"""
+    draws. (Small passes overlap on a GPU, so a call of them takes less than the sum of
+    their latency terms.)"""
     wall, _, snap, device = timed
     sat = speeds.saturation_fragments
     if not sat or M.syncs(snap) > 1 or not device or device == float("inf"):
@@ -348,10 +347,8 @@ def ranked_engine(readings: list, share: float) -> dict:
     host cost and the pass overhead at :func:`.rounds.rank` of its rounds counted from the
     lowest, each rate (ALU, fetches, writes, transfers) counted from the highest: the round
     each reading keeps at the rank the cases and checks keep theirs (``share``; the fastest
-    on a GPU). On the 2-core development machine a software renderer's wait read about 11 us
-    in one of 32 runs' fastest rounds and 42-52 us in the others (a check's wait meets the
-    slower state: the elementwise 256^2 check measured 0.135-0.152 ms in all of them, and
-    the one run whose wait read 11 us predicted it at 0.108)."""
+    on a GPU). A software renderer's wait reads fast only in rare rounds, and the checks meet
+    the slower state, so a reading from the rare fast round would predict them too fast."""
     from .rounds import rank
     speeds = readings[0]
     host = speeds["host_us"]
@@ -375,18 +372,13 @@ RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write
 
 
 #: Rounds of a calibration (:func:`calibrate_and_time`) on a software renderer and on a GPU.
-#: A software renderer's machine changes speed for seconds at a time (the development
-#: machine's hypervisor took 0-33 % of its CPU second by second while llvmpipe ran, and one
-#: call's fastest of a round moved 78-152 ms from round to round); a GPU's small calls move
-#: between two states within a lease (a fused backprop step of 0.07 or 0.12 ms on an H100)
-#: and its host's speed moves too (one SVM calibration call took 19 or 32 ms in two runs of
-#: one lease). Each measurement is taken over rounds spread across the whole run, at
-#: :func:`.rounds.rank` of them: on a software renderer eight, the third fastest kept
-#: (fits on six of ten recorded rounds held all twelve llvmpipe checks in 186-188 of 200
-#: draws of rounds, on eight in 200 of 200); on a GPU five, the fastest kept. (With three,
-#: two of eight H100 runs missed: in one a fused 2-32-1 calibration step issued at 126-161
-#: us in its three rounds, the 2-64-1 check at 81-106 us, and the check's 0.143 ms
-#: prediction stood against 0.092-0.117 ms measured.)
+#: A software renderer's machine changes speed for seconds at a time (a hypervisor takes a
+#: varying share of the CPU, and one call's fastest of a round moves by up to 2x from round
+#: to round); a GPU's small calls move between two states within a lease, and its host's
+#: speed moves too. Each measurement is taken over rounds spread across the whole run, at
+#: :func:`.rounds.rank` of them: on a software renderer eight, the third fastest kept; on a
+#: GPU five, the fastest kept (three rounds are too few for a GPU's host to show its fast
+#: state in every case; docs/model.md describes the checks).
 SOFTWARE_ROUNDS = 8
 GPU_ROUNDS = 5
 
@@ -416,8 +408,7 @@ def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
     fastest of a GPU's five, the third fastest of a software renderer's eight; per-draw
     timings alike, :func:`counted_round`), so that both sides see the same spells
     of a loaded machine or a GPU's state (a process's first seconds can also run its host
-    paths at half speed: an H100 host's first calibration read 4.3 us a repeated pass where
-    every other read 2.2-2.4). Then the kernels' efficiencies and the calls' costs are fitted
+    paths at half speed). Then the kernels' efficiencies and the calls' costs are fitted
     on those times."""
     from ...engine.device import Device
     from .model_cases import timed_rounds

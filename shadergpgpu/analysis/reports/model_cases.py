@@ -262,9 +262,9 @@ def warm(call, dev, seconds: float | None = None) -> float:
 
 #: On a GPU a measured call is one of a run of calls issued back to back, the run taking at
 #: least this long (at most :data:`RUN_CALLS` calls): a call alone after a wait also pays the
-#: driver's and the GPU's wake-up from idle, which moved a 1 ms fused backprop step between
-#: 0.94 and 1.78 ms from one H200 host to another while ten steps in a row took 0.75-0.85 ms
-#: a step on both. A software renderer has no such wake-up: one call at a time there.
+#: driver's and the GPU's wake-up from idle, which varies from host to host by up to 2x where
+#: calls in a row take the same time on each. A software renderer has no such wake-up: one
+#: call at a time there.
 RUN_SECONDS = 0.02
 RUN_CALLS = 32
 
@@ -349,10 +349,9 @@ def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
 def default_rounds(dev) -> int:
     """Rounds over all cases for :func:`timed_rounds`: 3 on a software renderer (it shares the
     CPU with everything else on the machine, whose bursts last seconds), 1 on a GPU. (A GPU's
-    short calls move between two states, 1.6-2.3x apart, within a lease: a second round
-    caught the faster state in the checks, and the checks of the fused schedule's smallest
-    step then missed x0.67 in two runs; with one round all 13 checks held in three of four
-    runs, H100.)"""
+    short calls move between two states, about 2x apart, within a lease: a second round
+    catches the faster state for the cases but not for the checks, which the fit then
+    predicts too fast.)"""
     return 3 if dev.is_software else 1
 
 
