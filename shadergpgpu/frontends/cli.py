@@ -1,4 +1,5 @@
-"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``, ``replay``, ``export-web``.
+"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``, ``replay``, ``export-web``,
+``web-run``.
 
 ``report NAME [options]`` and ``bench NAME [options]`` hand every option after NAME to the
 report's (benchmark's) own parser, so ``shadergpgpu report blur --help`` prints the blur
@@ -154,6 +155,38 @@ def _export_web(args) -> int:
     return 0
 
 
+def _web_run(args) -> int:
+    from .browser import BrowserError, BrowserNotFound
+    from .webexport import load_program, web_run
+    np = importlib.import_module("numpy")
+    if not Path(args.program).is_file():
+        return _error(f"no such program: {args.program}")
+    inputs = {}
+    for item in args.input:
+        name, eq, file = item.partition("=")
+        if not eq or not name or not file:
+            return _error(f"--input: expected NAME=FILE.npy, got {item!r}")
+        try:
+            inputs[name] = np.load(file)
+        except (OSError, ValueError) as e:
+            return _error(f"--input {name}: cannot read {file}: {e}")
+    try:
+        meta, _ = load_program(args.program)
+        want = [i["name"] for i in meta["program"]["inputs"]]
+        if sorted(inputs) != sorted(want):
+            return _error(f"--input: the program takes {', '.join(want)}, given "
+                          f"{', '.join(sorted(inputs)) or 'none'}")
+        outs = web_run(args.program, inputs, timeout=args.timeout)
+    except BrowserNotFound as e:
+        return _error(str(e))
+    except (BrowserError, ValueError) as e:
+        return _error(str(e).splitlines()[0])
+    np.savez(args.output, **outs)
+    print(f"ran {args.program} on {len(next(iter(inputs.values())))} row(s): "
+          f"{', '.join(outs)}; wrote {args.output}")
+    return 0
+
+
 def _exit_code(e: SystemExit) -> int:
     c = e.code
     if c is None:
@@ -263,7 +296,8 @@ def build_parser() -> argparse.ArgumentParser:
                "options of each report and benchmark.")
     p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
     sub = p.add_subparsers(dest="cmd",
-                           metavar="{info,profiles,export-glsl,replay,export-web,report,bench,calibrate,"
+                           metavar="{info,profiles,export-glsl,replay,export-web,web-run,report,bench,"
+                                   "calibrate,"
                                    "predict}")
     sub.required = True
     pi = sub.add_parser("info", help="print the GL context's capabilities",
@@ -316,6 +350,19 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--steps", type=int, default=2000, help="learning steps (default 2000)")
     pw.add_argument("--lr", type=float, default=2.0, help="learning rate (default 2.0)")
     pw.add_argument("--seed", type=int, default=0, help="weight seed (default 0)")
+    pg = sub.add_parser("web-run", help="run a program (sg.export_web) in headless Chromium",
+                        description="Run a program written by sg.export_web (a recorded "
+                                    "computation with named inputs) on new inputs in headless "
+                                    "Chromium (WebGL2) and write its outputs by name. The "
+                                    "program is checked first: a damaged one is refused (exit "
+                                    "status 2) with what is wrong.")
+    pg.add_argument("program", help="the program file")
+    pg.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                    help="an input's rows (repeat for several inputs)")
+    pg.add_argument("-o", "--output", required=True, metavar="OUT.npz",
+                    help="where to write the outputs")
+    pg.add_argument("--timeout", type=float, default=300.0, metavar="S",
+                    help="seconds to wait for the browser (default 300)")
     sub.add_parser("report", add_help=False,
                    help=f"analysis report NAME: {', '.join(_names('report'))} "
                         "(options: report NAME --help)")
@@ -359,6 +406,8 @@ def main(argv=None) -> int:
         return _replay(args)
     if args.cmd == "export-web":
         return _export_web(args)
+    if args.cmd == "web-run":
+        return _web_run(args)
     return _info(args)
 
 
