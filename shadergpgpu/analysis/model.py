@@ -311,8 +311,8 @@ def _predict_detailed(s: dict, speeds: Speeds) -> dict:
     switches = s.get("switches", 0)
     if speeds.overlap == "sum":
         # a software renderer's wait hands over the scene drawn before it; the draw after it
-        # counts as a switch but hands nothing over (on the development machine a pass after
-        # a wait took 9.9 us into another target, 9.1 into the same): one free per wait
+        # counts as a switch but hands nothing over (it costs about what a pass into the same
+        # target costs): one free per wait
         switches = max(switches - ev.get("finish", 0) - ev.get("readback", 0), 0)
     sw = switches * speeds.host_cost("switch")   # a new target's hand-over
     device += sw

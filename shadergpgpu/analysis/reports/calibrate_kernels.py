@@ -316,8 +316,8 @@ def whole_call_efficiencies(dev, speeds: M.Speeds, cases: list, timed: list,
     kernel that takes the bulk of a calibration call's device time is priced by the call's
     wall time, less the rest of the call at ``speeds`` (:func:`_dominant_sample`), instead of
     by its per-draw timings, which a finish around each draw inflates beyond what the draw
-    costs inside a call (an elementwise one-liner's draw timed 0.34 ms where its whole call
-    took 0.21 ms). ``seen``: the first fit's samples {kernel: [[fragments, efficiency],
+    costs inside a call (a short draw timed alone can read more than its whole call).
+    ``seen``: the first fit's samples {kernel: [[fragments, efficiency],
     ...]}, updated; returns the efficiencies by size."""
     whole: dict[str, list] = {}
     for case, t in zip(cases, timed):

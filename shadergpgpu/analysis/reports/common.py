@@ -331,8 +331,8 @@ class Timer:
 def blas_threads(n: int = 1):
     """A context that limits numpy's BLAS to ``n`` threads (threadpoolctl, installed with
     scikit-learn): the CPU baselines of the reports run on one thread, so they do not fight
-    the renderer's threads on a small shared host (a multi-threaded BLAS measured 100x slower
-    there at n = 128). A no-op without threadpoolctl."""
+    the renderer's threads on a small shared host (where a multi-threaded BLAS runs many times
+    slower than one thread). A no-op without threadpoolctl."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:                      # pragma: no cover - comes with scikit-learn

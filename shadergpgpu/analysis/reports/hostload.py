@@ -1,9 +1,9 @@
 """The host's CPU time taken by others: the share of a virtual machine's CPU time its
 hypervisor gave to other guests ("steal", Linux ``/proc/stat``), over an interval.
 
-A software renderer's timings move with it: on the 2-core development machine steal rose from
-1-2 % idle to 23-34 % while llvmpipe ran, and the same call then took 1.4-3.4x its fastest
-from one round to the next (``benchmarks/diag/model_noise.py``). ``benchmarks/model.py``
+A software renderer's timings move with it: on a small virtual machine steal rises while
+llvmpipe runs, and the same call then takes up to several times its fastest from one round to
+the next (``benchmarks/diag/model_noise.py`` records it). ``benchmarks/model.py``
 prints the share over its run beside the verdicts.
 """
 from __future__ import annotations

@@ -5,14 +5,10 @@ from __future__ import annotations
 
 #: Each measurement keeps the round at this share of its rounds, counted from the fastest
 #: (:func:`rank`): the fastest of up to three rounds, the second fastest of four to six, the
-#: third of seven to nine. On the 2-core development machine llvmpipe ran a whole round of
-#: calls about a quarter faster in up to three of ten rounds (a machine state lasting
-#: seconds: in one recording a sum 256^2 check read 0.58-0.62 ms in three rounds, 0.71-0.98
-#: in the others), so
-#: the fastest or second fastest of six fell into that state on one side of the comparison
-#: and not the other. On ten recorded ten-round calibrations, fits on eight of their rounds
-#: held all twelve checks in 200 of 200 draws of rounds at this rank, against 188 of 200 for
-#: the second fastest of six.
+#: third of seven to nine. A software renderer's machine runs a whole round of calls faster
+#: in a few rounds of ten (a machine state lasting seconds), so the fastest or second fastest
+#: of six can fall into that state on one side of the comparison and not the other; at this
+#: rank the calibration and its checks keep rounds of the same state.
 RANK_SHARE = 0.3
 #: The same on a GPU: the fastest round. A GPU's calls have no faster spells than its floor;
 #: their slow state (a small call's host issue time up to twice its fastest, round by round)

@@ -25,7 +25,7 @@ from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress,
                      passes_only, plot_lines, write_outputs)
 
 # numpy's BLAS on one thread: a stable CPU baseline (a multi-threaded BLAS beside the
-# renderer's threads on a small shared host measured 100x slower at n = 128 than on one core)
+# renderer's threads on a small shared host runs many times slower than on one core)
 NUMPY_THREADS = 1
 REL_ERR_MAX = 1e-5          # float32 products of uniform(-1, 1) data against float64 numpy
 
