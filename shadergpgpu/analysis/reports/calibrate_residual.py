@@ -3,10 +3,9 @@ part of ``shadergpgpu calibrate``, :mod:`.calibrate_kernels`).
 
 A kernel keeps efficiency 1 when its draws are too short to time one by one (a finish around
 each draw costs more than the draw) and it is never the bulk of a calibration call. On a
-software renderer such kernels can still cost many times their declared work: the recursive
-blur's carry and interleave passes took about 9 times their modelled time in its 128 x 128
-and 384 x 384 calibration calls alike, and the 256 x 256 check was under-predicted
-x1.00-1.45 over ten runs.
+software renderer such kernels can still cost many times their declared work (the recursive
+blur's carry and interleave passes, at every image size), and a check that runs them is then
+under-predicted.
 
 :func:`residual_efficiencies` prices them from the calls they run in, once the calls' costs
 are fitted: what a call's wall time leaves beyond the rest of the model is shared by its

@@ -12,8 +12,8 @@
 // The taps are summed less the centre value c, OUT = c + sum W(|d|) (X(. + d) - c) (the weights
 // sum to 1; the slice that holds d = 0 adds c after its sum), so that a constant image comes
 // out exact and the float32 rounding of a long sum is relative to the image's range, not its
-// magnitude (1000 + rand at sigma 10,000 was off by 1.6e-2 of the range, a constant image by
-// 1.5e-5 of its value).
+// magnitude (summing the values themselves, 1000 + rand at a large sigma would err by a
+// sizeable fraction of its range).
 
 // index i of a line of n pixels extended by the border; -1 where the border gives zero.
 // rm = 1 / (2 n), computed once per fragment: the period 2 n of "reflect" is taken by a float
