@@ -13,6 +13,9 @@ Kernels are declared once (:class:`~shadergpgpu.engine.kernels.Kernel`) and run 
 :meth:`Device.run` / :meth:`Device.prepare` (or by calling the kernel). Compiled programs,
 framebuffers and idle textures are bounded caches (least recently used first out), so memory
 does not grow with the number of distinct shapes.
+
+Why this file is long: the Device is one concept (a context, its arrays, caches and lifetime),
+and its constructor and array methods carry their numpydoc reference.
 """
 from __future__ import annotations
 
