@@ -141,7 +141,7 @@ def test_the_rule_sees_what_it_should():
     from shadergpgpu.algorithms import blur
     from shadergpgpu.algorithms.blur import recipes
     pub = public_names(blur)
-    assert {"gaussian_blur", "Tiling", "recipes", "kernels", "plans"} <= pub
+    assert {"gaussian_blur", "Tiling", "recipes", "kernels", "lines"} <= pub
     assert "api" not in pub and "np" not in pub and "BORDERS" not in pub
     assert public_names(shadergpgpu) >= {"Device", "builtin"}
     assert "ops" not in public_names(shadergpgpu)  # reached lazily (it may need extras)

@@ -14,7 +14,8 @@ from shadergpgpu.engine.limits import ceil_div
 from shadergpgpu.algorithms import sgemm as S
 from shadergpgpu.algorithms.sgemm import ubo as SU
 from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, auto_split, default_variant,
-                                          min_split, sgemm, work)
+                                          min_split, sgemm)
+from shadergpgpu.analysis.plans.sgemm import work
 
 TOL = 1e-5
 
