@@ -157,10 +157,34 @@ def sort_pairs(x, axis=-1, device=None):
     indices) for a numpy ``x``; both DeviceArray (indices stored as exact float32) for a
     DeviceArray ``x``.
 
-    x : 1-D or 2-D, real; float64 is rounded to float32, integers must lie within +-2**24;
+    Parameters
+    ----------
+    x : array_like or DeviceArray
+        1-D or 2-D, real; float64 is rounded to float32, integers must lie within +-2**24;
         NaN and inf are allowed (NaNs sort last).
-    axis : -1 (the last axis: each row of a 2-D array; 1 or, for 1-D, 0 mean the same) or
-        None (the array flattened row-major; 1-D result).
+    axis : {-1, None}, default=-1
+        -1: the last axis, each row of a 2-D array (1, or 0 for a 1-D array, mean the same);
+        None: the array flattened row-major (1-D result).
+    device : Device or None, default=None
+        The device to run on; None: ``x``'s device, else the thread's default device.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray) or (DeviceArray, DeviceArray)
+        The sorted values and the indices that sort ``x`` (``numpy.argsort(x,
+        kind="stable")``).
+
+    Raises
+    ------
+    ValueError, TypeError
+        As :func:`sort`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from shadergpgpu.ops.sort import sort_pairs
+    >>> sort_pairs(np.array([3.0, 1.0, 2.0]))
+    (array([1., 2., 3.], dtype=float32), array([1, 2, 0]))
     """
     dev = pick_device(device, [x])
     on_device = isinstance(x, DeviceArray)

@@ -270,15 +270,64 @@ def argmin(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
     and a NaN beats everything: the first NaN's index is returned, with value NaN. The value is
     the selected element's stored bits (a subnormal or ``-0.0`` comes back as it is; no
     arithmetic touches it). Error bound: none, the result is exact (float64 inputs are first
-    rounded to float32). ``mask``: same shape, nonzero = eligible; an all-zero mask raises
-    ValueError.
+    rounded to float32).
+
+    Parameters
+    ----------
+    dev : Device
+        The device to run on.
+    arr : DeviceArray or array_like
+        A 1-D or 2-D array.
+    mask : array_like or None, default=None
+        Same shape as ``arr``, nonzero = eligible; None: every element.
+    fanin : int or None, default=None
+        Texels one fragment of a level compares, at least 2; None: the device's default.
+
+    Returns
+    -------
+    (float, int)
+        The value and its row-major flat index.
+
+    Raises
+    ------
+    ValueError
+        A mask that selects no element, shapes that differ, an empty array, more elements
+        than float32 indices reach (``MAX_INDEX``).
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> from shadergpgpu.ops.reduce import argmin, argmax
+    >>> dev = sg.Device()
+    >>> argmin(dev, np.array([[3.0, -0.0], [0.0, 1e-45]]))   # -0.0 == +0.0: the first wins
+    (-0.0, 1)
+    >>> argmax(dev, np.array([1.0, 5.0, 5.0]), mask=np.array([1, 0, 1]))
+    (5.0, 2)
     """
     return _arg_host(dev, arr, mask, "min", fanin)
 
 
 def argmax(dev, arr, mask=None, fanin: int | None = None) -> tuple[float, int]:
     """(max value, flat index of its first occurrence): ``k = numpy.argmax(arr)`` exactly,
-    the first NaN included; see :func:`argmin`."""
+    the first NaN included.
+
+    Parameters
+    ----------
+    dev, arr, mask, fanin
+        As :func:`argmin`.
+
+    Returns
+    -------
+    (float, int)
+        The value and its row-major flat index.
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> from shadergpgpu.ops.reduce import argmax
+    >>> argmax(sg.Device(), np.array([2.0, np.nan, 7.0]))     # the first NaN wins
+    (nan, 1)
+    """
     return _arg_host(dev, arr, mask, "max", fanin)
 
 

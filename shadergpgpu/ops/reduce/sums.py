@@ -51,15 +51,44 @@ class SumReduction(FlatChain):
 def total_device(dev, arr, fanin: int | None = None) -> DeviceArray:
     """Sum of all logical elements of ``arr`` (padding excluded) as a (1,) DeviceArray.
 
-    ``arr`` is a DeviceArray of any layout (packed or not, row or column order, wrapped) or a
-    1-D / 2-D numpy array (uploaded packed). The caller owns (and may release) the result.
+    Parameters
+    ----------
+    dev : Device
+        The device to run on.
+    arr : DeviceArray or array_like
+        A DeviceArray of any layout (packed or not, row or column order, wrapped) or a 1-D /
+        2-D host array (uploaded packed).
+    fanin : int or None, default=None
+        Texels one fragment of a level adds, at least 2; None: the device's default.
 
-    Error: ``|s - sum(x)| <= gamma(K) * sum(|x|) + (1 + gamma(K)) * 2n * 2**-126`` with
+    Returns
+    -------
+    DeviceArray
+        Shape (1,): the sum. The caller owns (and may release) it.
+
+    Raises
+    ------
+    ValueError
+        An empty array or one of more than 2 dimensions, values float32 cannot hold,
+        ``fanin < 2``.
+
+    Accuracy
+    --------
+    ``|s - sum(x)| <= gamma(K) * sum(|x|) + (1 + gamma(K)) * 2n * 2**-126`` with
     ``K = L (F - 1) + 2``, ``L`` the passes over the layout's texels (:func:`rounding_depth`,
     :func:`error_bound`; ``n = 300,000`` packed at ``F = 16``: ``K = 77``); the second term is
     subnormals flushed to zero. A partial sum beyond float32's range makes the result +-inf
     (NaN where infinities of both signs meet); a finite result always meets the bound. See the
     module's numerical contract.
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> from shadergpgpu.ops.reduce import total_device
+    >>> dev = sg.Device()
+    >>> s = total_device(dev, dev.array(np.arange(10.0)))
+    >>> s.get()
+    array([45.], dtype=float32)
     """
     if not isinstance(arr, DeviceArray):
         arr = host_operand(arr, "arr")
@@ -67,8 +96,25 @@ def total_device(dev, arr, fanin: int | None = None) -> DeviceArray:
 
 
 def total(dev, arr, fanin: int | None = None) -> float:
-    """Sum of all logical elements of ``arr`` as a Python float (one 1-texel readback); error
-    bound and overflow: :func:`total_device`."""
+    """Sum of all logical elements of ``arr`` as a Python float (one 1-texel readback).
+
+    Parameters
+    ----------
+    dev, arr, fanin
+        As :func:`total_device`.
+
+    Returns
+    -------
+    float
+        The sum; error bound and overflow as :func:`total_device`'s.
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> from shadergpgpu.ops.reduce import total
+    >>> total(sg.Device(), np.ones((3, 5)))
+    15.0
+    """
     out = total_device(dev, arr, fanin)
     try:
         return float(out.get()[0])
