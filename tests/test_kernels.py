@@ -105,7 +105,7 @@ def test_row_sum_over_70000_columns_is_right(dev):
 
 
 def test_loop_budget_at_a_forced_small_cap():
-    d = sg.Device(loop_cap=400)
+    d = sg.Device(limits=sg.Limits(loop_cap=400))
     x = np.random.default_rng(1).uniform(-1, 1, (5, 1000))
     X = d.array(x)
     out = d.empty((1, 5))
@@ -123,8 +123,8 @@ def test_loop_budget_at_a_forced_small_cap():
     d.fill(out, 7.0)
     p.run()
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
-    with pytest.raises(ValueError, match="loop_cap must be positive"):
-        sg.Device(loop_cap=0)
+    with pytest.raises(ValueError, match="loop_cap must be a positive integer"):
+        sg.Device(limits=sg.Limits(loop_cap=0))
     d.release()
 
 
@@ -260,7 +260,7 @@ def _rss_mb() -> float:
 
 
 def test_caches_and_memory_are_bounded_over_random_shapes():
-    d = sg.Device(cache_size=3, pool_bytes=1 << 20)
+    d = sg.Device(caches=sg.CacheBounds(programs=3, pool_bytes=1 << 20))
     rng = np.random.default_rng(3)
     kernels = [sg.Kernel(source=f"void main() {{ vec4 v = vec4(0.0); for (int l = 0; l < 4; ++l) "
                                 f"if (OUT_live(l)) v[l] = {k}.0 * A_at(OUT_pos(l).x, OUT_pos(l).y);"
@@ -287,7 +287,7 @@ def test_caches_and_memory_are_bounded_over_random_shapes():
 
 
 def test_prepared_pass_survives_eviction_of_its_program():
-    d = sg.Device(cache_size=1)
+    d = sg.Device(caches=sg.CacheBounds(programs=1))
     x = d.array(np.arange(8.0))
     y = d.empty_like(x)
     p = d.prepare(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alpha": 1.0})
@@ -329,11 +329,15 @@ def test_plans_need_no_import_order():
 
 
 def test_docs_examples_run():
-    """The examples of docs/kernels.md and the README, and the engine's docstring examples."""
+    """Every Python example of docs/kernels.md and the README, in order (a doc's later examples
+    may use what its earlier ones made), and the engine's docstring examples."""
     for doc in ("docs/kernels.md", "README.md"):
         text = (ROOT / doc).read_text()
-        code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
-        exec(compile(code, doc, "exec"), {})
+        blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+        assert blocks, doc
+        names = {}
+        for i, code in enumerate(blocks):
+            exec(compile(code, f"{doc} (example {i + 1})", "exec"), names)
     from shadergpgpu.engine import device
     r = doctest.testmod(device, optionflags=doctest.ELLIPSIS)
     assert r.attempted > 0 and r.failed == 0
@@ -365,7 +369,7 @@ def test_kernels_sharing_a_program_survive_each_others_eviction():
     k1, k2 = sg.Kernel(source=src, **kw), sg.Kernel(source=src, **kw)
     others = [sg.Kernel(source=src.replace("1.0", f"{i}.0"), **kw) for i in range(2, 6)]
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
-    with sg.Device(cache_size=2) as d:
+    with sg.Device(caches=sg.CacheBounds(programs=2)) as d:
         a, out = d.array(x), d.empty((4, 8))
         d.run(k1, out, inputs={"X": a}, uniforms={"s": 2.0})
         p2 = d.prepare(k2, out, inputs={"X": a}, uniforms={"s": 3.0})
