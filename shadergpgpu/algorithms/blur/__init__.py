@@ -83,7 +83,7 @@ are then alpha = 0, h0 = -1); with both axes there the blur is a copy.
 import sys as _sys
 import types as _types
 
-from . import kernels, recipes, recursive
+from . import kernels, lines, recipes, recursive
 from .api import HOST_SCALE_EXP, gaussian_blur
 from .api import _host_exponent  # noqa: F401  (used by tests)
 from .coefficients import (IDENTITY_SIGMA, gaussian_weights, is_identity_sigma,
