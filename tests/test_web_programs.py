@@ -222,3 +222,23 @@ def test_cli_web_run(fitted, tmp_path):
     np.testing.assert_array_equal(out["predict"], est.predict(X))
     want = est.predict_proba(X)
     _close(out["predict_proba"], want, np.abs(want).max(), "web-run")
+
+
+# ---- the digits page -----------------------------------------------------------------------------
+@needs_browser
+def test_digits_page_classifies_drawn_strokes_as_python_does(tmp_path):
+    """Strokes drawn by script through the page's pointer events: the page's probabilities
+    (WebGL2) equal predict_proba on the pixels the page made, within 1e-5."""
+    from shadergpgpu.frontends.digitspage import digits_page
+    page = tmp_path / "digits.html"
+    cfg = digits_page(page, hidden=32, epochs=2, n_train=2000, max_rows=1)
+    clf = cfg["estimator"]
+    meta, arrays = browser.run_page("page.html", {"/page.html": page}, "selftest=1")
+    assert meta["runs"] == len(meta["cases"]) == 3
+    side = cfg["side"]
+    for case, x, p in zip(meta["cases"], arrays[0::2], arrays[1::2]):
+        assert x.shape == (side * side,) and 0.0 <= x.min() and x.max() <= 1.0
+        assert (x > 0).sum() > side, "the strokes reached the network's input"
+        want = clf.predict_proba(x.reshape(1, -1).astype(np.float64))[0]
+        _close(p, want, float(np.abs(want).max()), "digits page")
+        assert case["predict"] == int(clf.predict(x.reshape(1, -1))[0])
