@@ -260,6 +260,21 @@ def export_web(estimator, path, max_rows: int = 1000, device=None) -> Path:
         ``estimator`` of another kind, ``max_rows`` not an integer.
     ValueError
         ``estimator`` not fitted; ``max_rows`` below 1 or beyond what the device holds.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import shadergpgpu as sg
+    >>> X = np.random.default_rng(0).random((200, 4))
+    >>> clf = sg.MLPClassifier((8,), max_iter=50).fit(X, X[:, 0] > 0.5)   # doctest: +SKIP
+    >>> sg.export_web(clf, "model.sgprog", max_rows=100)                  # doctest: +SKIP
+    PosixPath('model.sgprog')
+
+    and in a page that loads ``player.js`` and ``program.js``::
+
+        const p = await SGProgram.load("model.sgprog");
+        const out = p.run({X: new Float32Array([0.9, 0.1, 0.5, 0.5]), rows: 1});
+        out.predict_proba;   // Float32Array [p(False), p(True)]
     """
     raw = estimator_program(estimator, max_rows, device)
     path = Path(path)
