@@ -85,18 +85,43 @@ def browser_run(fitted):
                 X = X * 4 + 1   # beyond the fit's range too
             cases.append((i, {"X": X}))
             what.append(("ok", k, X))
+    # a program of one's own computation (record_program): an elementwise kernel, two outputs
+    programs_own = [_own_program()]
+    X = rng.standard_normal((11, 5))
+    cases.append((len(names), {"X": X}))
+    what.append(("own", "own", X))
+    names_own = len(names)
     good = progs["mlp-multiclass"]
     damaged = bytearray(good)
     damaged[-5] ^= 0x10                       # one bit of the last chunk
-    programs = [progs[k] for k in names] + [bytes(damaged)]
-    cases.append((len(names), {"X": np.zeros((2, 7))}))
+    programs = [progs[k] for k in names] + programs_own + [bytes(damaged)]
+    cases.append((names_own + 1, {"X": np.zeros((2, 7))}))
     what.append(("damaged", None, None))
     cases.append((0, {"X": np.zeros((M + 1, 7))}))
     what.append(("too many rows", None, None))
     cases.append((0, {"X": np.zeros((3, 6))}))
     what.append(("wrong width", None, None))
     res, page = webexport.run_programs(programs, cases, check=False)
-    return list(zip(what, res)), page, len(names)
+    return list(zip(what, res)), page, len(names) + 1
+
+
+def _own_formula(x):
+    x = np.asarray(x, np.float32)
+    return x * x * np.float32(0.5) + x * np.float32(3.0) - np.float32(1.0), x + x
+
+
+def _own_program():
+    k = sg.ElementwiseKernel("float x", "float y, float z", "y = x * x * 0.5 + x * 3.0 - 1.0; "
+                             "z = x + x", "web_program_poly")
+
+    def fn(dev, ins):
+        x = dev.array(ins["X"])
+        y, z = dev.empty(x.shape), dev.empty(x.shape)
+        k(x, y, z)
+        y.get()
+        z.get()
+
+    return webexport.record_program(fn, {"X": 5}, ["Y", "Z"], 16)
 
 
 def _close(got, want, scale, what):
@@ -197,10 +222,31 @@ def test_estimator_predicts_in_the_browser(browser_run, fitted, name):
             _close(out[method], want, scale, f"{name} {method} {len(X)} rows")
 
 
+def test_record_program_of_ones_own_computation():
+    meta, _ = webexport.load_program_bytes(_own_program())
+    p = meta["program"]
+    assert p["mode"] == "rows" and [o["name"] for o in p["outputs"]] == ["Y", "Z"]
+    with pytest.raises(webexport.ProgramError, match="outputs"):
+        webexport.record_program(lambda dev, ins: dev.array(ins["X"]).get(), {"X": 3},
+                                 ["a", "b"], 8)
+    with pytest.raises(webexport.ProgramError, match="input 'X'"):
+        webexport.record_program(lambda dev, ins: dev.array(ins["X"] * 2).get(), {"X": 3},
+                                 ["a"], 8)
+
+
+@needs_browser
+def test_ones_own_program_in_the_browser(browser_run):
+    runs, _, _ = browser_run
+    (X, out), = [(X, out) for (kind, _, X), out in runs if kind == "own"]
+    y, z = _own_formula(X)
+    _close(out["Y"], y, np.abs(y).max(), "own Y")
+    np.testing.assert_array_equal(out["Z"], z)
+
+
 @needs_browser
 def test_the_page_refuses_damage_and_bad_calls(browser_run):
     runs, page, n_good = browser_run
-    errors = page["load_errors"]
+    errors = page["load_errors"]  # the estimators' programs and one's own load; the damaged not
     assert errors[:n_good] == [None] * n_good
     assert "checksum mismatch in chunk" in errors[n_good]
     got = {kind: out for (kind, _, _), out in runs if kind != "ok"}

@@ -267,33 +267,6 @@ def load_program(path) -> tuple[dict, np.ndarray]:
     return load_program_bytes(Path(path).read_bytes(), str(path))
 
 
-# ---- the host side of run: packing, unpacking, post steps (numpy mirror of program.js) ------
-def run_reference_post(meta: dict, outs: dict) -> dict:
-    """The program's post steps on numpy outputs (what program.js computes), for checks."""
-    for p in meta["program"]["post"]:
-        src = outs[p["from"]]
-        kind = p["kind"]
-        if kind == "argmax":
-            idx = np.argmax(src.reshape(len(src), -1), axis=1)
-            r = np.asarray(p["labels"], np.float64)[idx] if p.get("labels") is not None else idx
-        elif kind == "threshold":
-            hit = src.reshape(len(src), -1) > p.get("at", 0.5)
-            labels = p.get("labels")
-            r = hit.astype(np.float64) if labels is None else \
-                np.where(hit, labels[1], labels[0]).astype(np.float64)
-            if r.shape[1] == 1:
-                r = r[:, 0]
-        elif kind == "proba2":
-            v = src.reshape(len(src))
-            r = np.stack([1.0 - v.astype(np.float64), v], axis=1)
-        elif kind == "neg":
-            r = -src.reshape(len(src), -1)[:, p.get("col", 0)]
-        else:
-            raise NotImplementedError(kind)
-        outs[p["name"]] = np.asarray(r, np.float32)
-    return outs
-
-
 # ---- running in a browser -------------------------------------------------------------------
 def _pack_cases(programs: list, cases: list) -> bytes:
     """The page's input file: "SGRESULT" framing (post.js's) of {programs, cases} and the
