@@ -171,7 +171,7 @@ def test_trainer_sliced_loops_give_the_same_epoch(dev, solver):
             scale = max(np.abs(ref_c[m]).max(), np.abs(ref_b[m]).max())
             for part in range(2):
                 np.testing.assert_allclose(got[m][part], base[0][m][part], rtol=0,
-                                           atol=1e-6 * scale, err_msg=f"S={S}")
+                                           atol=2e-6 * scale, err_msg=f"S={S}")
             np.testing.assert_allclose(got[m][0], ref_c[m], rtol=0, atol=2e-6 * scale)
             np.testing.assert_allclose(got[m][1], ref_b[m], rtol=0, atol=2e-6 * scale)
         assert loss == pytest.approx(base[1], rel=1e-6)
@@ -180,13 +180,19 @@ def test_trainer_sliced_loops_give_the_same_epoch(dev, solver):
 
 def test_trainer_chooses_slices_on_hardware(dev):
     """S from the fragment count on a hardware renderer (MNIST's 784-100-10, batch 200: the
-    first layer's 200 x 25 forward fragments and 197 x 25 gradient blocks reach ~64k with
-    S = 14; the second layer's 26-texel forward keeps 8 iterations a part), 1 on software."""
+    first layer's 50 x 25 forward fragments of four rows take the most, 16, its 197 x 25
+    gradient blocks reach ~64k with S = 14; the second layer's 26-texel forward keeps 8
+    iterations a part); 1 on software but for the first layer's forward (its 50 rows of
+    fragments cut in 5, to cover four of llvmpipe's 64-row tiles)."""
     class Hardware:
         is_software = False
         layout = staticmethod(dev.layout)
 
-    assert mb.slice_plan(Hardware, [784, 100, 10], 200) == [(14, 14), (3, 16)]
+    class Software(Hardware):
+        is_software = True
+
+    assert mb.slice_plan(Hardware, [784, 100, 10], 200) == [(16, 14), (3, 16)]
+    assert mb.slice_plan(Software, [784, 100, 10], 200) == [(5, 1), (1, 1)]
     assert mb.choose_slices(5000, 196, software=True) == 1
     assert mb.choose_slices(10 ** 6, 196, software=False) == 1
     assert mb.choose_slices(10, 4, software=False) == 1

@@ -3,13 +3,15 @@ every step on the device.
 
 The training set (X and the encoded targets Y) is uploaded once and stays resident; each epoch
 uploads one permutation (the index texture IDX) and each batch is rows ``IDX[start:start+nb]``
-of it. A step is ``4 K + 1`` render passes for K weight layers (S = 1, below), with nothing
-read back:
+of it. A step is ``4 K + 2`` render passes for K weight layers (one more per later layer
+whose forward is cut in parts, below), with nothing read back:
 
 * gather, one pass (``mb_gather.frag``): the batch's rows of X copied into a (B, L) texture,
   so no later loop reads an index;
 * forward, one pass per layer (``mb_forward.frag``): ``A' = f(A W + b)``, the output layer's
-  pre-activations Z unactivated;
+  pre-activations Z unactivated; the first layer in two: ``mb_forward4.frag`` (four batch
+  rows per fragment, four render targets: 64 multiply-adds per eight texel fetches) and
+  ``mb_sum.frag`` (the intercepts and the activation);
 * output, one pass (``mb_output.frag``): the output activation (identity, softmax, logistic),
   the output error ``p - y`` and each sample's loss added into a running sum;
 * backprop, one pass per hidden layer (``mb_backprop.frag``);
@@ -22,7 +24,8 @@ read back:
 On hardware renderers the first layer's loops are too long for too few fragments: the forward's
 and the gradient's loops are cut into S parts (:func:`slice_plan`), each a fragment of its own,
 their partial sums added by the next pass (``mb_sum.frag`` after the forward, ``mb_update.frag``
-after the gradient); S = 1 on software renderers, where a part only adds work.
+after the gradient); S = 1 on software renderers, where a part only adds work, except the
+first layer's forward, cut so that its fragments cover enough tiles for llvmpipe's threads.
 
 The host reads the epoch's loss (one readback of K + 1 sums made on the device), and, with
 early stopping, the validation score (one sum per output). Weights live as (Lp + 1, L') matrices packed by rows,
@@ -57,8 +60,15 @@ FORWARD = declare("algorithms/backprop/mb_forward.frag", inputs={"W": _ROWS, "A"
                   uniforms=_STEP, defines={"ACT": 0, "SLICES": 1},
                   loop=lambda a: _per(a.A.grid_w, a.defines["SLICES"]),
                   name="backprop/mb-forward")
-FORWARD_SUM = declare("algorithms/backprop/mb_sum.frag", inputs={"P": _ROWS, "W": _ROWS},
-                      uniforms={"nb": ("int", 0)}, defines={"ACT": 0, "SLICES": 1},
+_PARTS = ("P0", "P1", "P2", "P3")
+FORWARD4 = declare("algorithms/backprop/mb_forward4.frag", inputs={"W": _ROWS, "A": _ROWS},
+                   outputs=_PARTS, uniforms={"nb": ("int", 0)}, defines={"SLICES": 1},
+                   loop=lambda a: _per(a.A.grid_w, a.defines["SLICES"]),
+                   name="backprop/mb-forward4")
+FORWARD_SUM = declare("algorithms/backprop/mb_sum.frag",
+                      inputs={"P0": _ROWS, "P1": In(like="P0"), "P2": In(like="P0"),
+                              "P3": In(like="P0"), "W": _ROWS},
+                      uniforms={"nb": ("int", 0)}, defines={"ACT": 0, "SLICES": 1, "BLOCK": 0},
                       loop=lambda a: a.defines["SLICES"], name="backprop/mb-forward-sum")
 BACKPROP = declare("algorithms/backprop/mb_backprop.frag",
                    inputs={"D": _ROWS, "W": _ROWS, "A": In(like="OUT")}, defines={"ACT": 0},
@@ -133,6 +143,10 @@ def unpack_layer(w, fan_in: int):
 MOST_SLICES = 16
 TARGET_FRAGMENTS = 65536
 MIN_SLICE = 8
+# Mesa llvmpipe shades 64 x 64-pixel tiles, one thread each: the first layer's forward (B / 4
+# rows of fragments) is cut so that its rows fill about SOFTWARE_ROWS, four tiles for the
+# threads to share (its sum pass is drawn anyway); every other loop keeps S = 1 there.
+SOFTWARE_ROWS = 256
 
 
 def choose_slices(fragments: int, trips: int, software: bool) -> int:
@@ -147,16 +161,21 @@ def choose_slices(fragments: int, trips: int, software: bool) -> int:
 
 def slice_plan(dev, sizes, batch: int, slices=None) -> list:
     """(forward S, gradient S) per weight layer: ``slices`` (an int) for every loop, or None
-    for :func:`choose_slices` on ``dev`` (lowered where the partial sums would not fit in a
-    texture)."""
+    for :func:`choose_slices` on ``dev`` (the first layer's forward on a software renderer:
+    SOFTWARE_ROWS), lowered where the partial sums would not fit in a texture. The first
+    layer's forward computes four batch rows per fragment (``mb_forward4.frag``, B / 4 rows
+    of fragments)."""
     plan = []
     for m in range(len(sizes) - 1):
         cols = -(-sizes[m + 1] // 4)
         blocks = padded(sizes[m]) // 4 + 1
         row = []
-        for rows, frags, trips in ((batch, batch * cols, -(-sizes[m] // 4)),
+        fwd_rows = -(-batch // 4) if m == 0 else batch     # the first layer: mb_forward4
+        for rows, frags, trips in ((fwd_rows, fwd_rows * cols, -(-sizes[m] // 4)),
                                    (blocks, blocks * cols, batch)):
             s = slices or choose_slices(frags, trips, dev.is_software)
+            if m == 0 and rows == fwd_rows and dev.is_software and not slices:
+                s = max(1, min(MOST_SLICES, trips // MIN_SLICE, SOFTWARE_ROWS // rows))
             while True:
                 try:
                     dev.layout((s * rows, sizes[m + 1]))
@@ -249,8 +268,12 @@ class MinibatchTrainer:
         self.XB = mk(dev.empty((B, sizes[0])))          # the batch's rows of X (mb_gather)
         self.A = [self.XB] + [mk(dev.empty((B, sizes[m]))) for m in range(1, K)]
         # per layer: the forward's partial sums (S > 1), the gradient's blocks (mb_gradient)
-        self.P = [mk(dev.empty((sf * B, sizes[m + 1]))) if sf > 1 else None
-                  for m, (sf, _) in enumerate(self.slices)]
+        self.P = [None] * K          # the forward's partial sums: P0..P3 (mb_forward4), P0
+        for m, (sf, _) in enumerate(self.slices):
+            if m == 0:
+                self.P[m] = [mk(dev.empty((sf * -(-B // 4), sizes[1]))) for _ in _PARTS]
+            elif sf > 1:
+                self.P[m] = [mk(dev.empty((sf * B, sizes[m + 1])))] * len(_PARTS)
         self.G = [[mk(dev.empty((sg * (padded(sizes[m]) // 4 + 1), sizes[m + 1])))
                    for _ in _BLOCKS] for m, (_, sg) in enumerate(self.slices)]
         self.Z = mk(dev.empty((B, sizes[K])))
@@ -286,12 +309,17 @@ class MinibatchTrainer:
             out = self.A[m + 1] if m < K - 1 else self.Z
             act = self.act if m < K - 1 else 0
             ins = {"W": W[m], "A": self.A[m]}
-            if sf == 1:
+            if self.P[m] is None:
                 fwd.append(dev.prepare(FORWARD, out, inputs=ins, defines={"ACT": act}))
+                continue
+            parts = dict(zip(_PARTS, self.P[m]))
+            if m == 0:
+                fwd.append(dev.prepare(FORWARD4, parts, inputs=ins, defines={"SLICES": sf}))
             else:
-                fwd.append(dev.prepare(FORWARD, self.P[m], inputs=ins, defines={"SLICES": sf}))
-                fwd.append(dev.prepare(FORWARD_SUM, out, inputs={"P": self.P[m], "W": W[m]},
-                                       defines={"ACT": act, "SLICES": sf}))
+                fwd.append(dev.prepare(FORWARD, parts["P0"], inputs=ins,
+                                       defines={"SLICES": sf}))
+            fwd.append(dev.prepare(FORWARD_SUM, out, inputs=dict(parts, W=W[m]),
+                                   defines={"ACT": act, "SLICES": sf, "BLOCK": int(m == 0)}))
         out = dev.prepare(OUTPUT_TRAIN, {"DELTA": self.D[K], "LOSS": self.LACC[1 - par]},
                           inputs={"Z": self.Z, "LIN": self.LACC[par], "Y": self.Y,
                                   "IDX": self.IDX, "SW": self.SW},
