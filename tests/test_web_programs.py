@@ -16,6 +16,10 @@ import warnings
 import numpy as np
 import pytest
 
+from sklearn.base import is_regressor
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
 import shadergpgpu as sg
 from shadergpgpu.engine.bundle import BundleError
 from shadergpgpu.frontends import browser, webexport
@@ -36,7 +40,8 @@ METHODS = {"mlp-multiclass": ("predict", "predict_proba"),
            "kmeans": ("predict",),
            "svc-binary": ("predict", "decision_function"),
            "svc-ovr": ("predict", "decision_function"),
-           "svc-ovo": ("predict", "decision_function")}
+           "svc-ovo": ("predict", "decision_function"),
+           "pipeline-scaler-mlp": ("predict",)}
 
 
 def _fit():
@@ -58,6 +63,9 @@ def _fit():
             "svc-binary": sg.SVC(C=2.0).fit(X, y2),
             "svc-ovr": sg.SVC().fit(X, y3),
             "svc-ovo": sg.SVC(decision_function_shape="ovo").fit(X, y3),
+            "pipeline-scaler-mlp": make_pipeline(
+                StandardScaler(), sg.MLPRegressor(hidden_layer_sizes=(10,), **mlp)).fit(
+                X * 5 + 3, X[:, 0] - X[:, 3]),
         }
 
 
@@ -83,6 +91,8 @@ def browser_run(fitted):
             X = rng.standard_normal((n, 7))
             if k == "kmeans":
                 X = X * 4 + 1   # beyond the fit's range too
+            if k.startswith("pipeline"):
+                X = X * 5 + 3
             cases.append((i, {"X": X}))
             what.append(("ok", k, X))
     # a program of one's own computation (record_program): an elementwise kernel, two outputs
@@ -143,7 +153,7 @@ def test_programs_record_their_rows(fitted):
         for method in METHODS[k]:
             assert method in outs, f"{k}: no {method} output"
     # the networks and the SVC draw n rows only; KMeans's points are column-ordered (pad)
-    assert all(modes[k] == "rows" for k in modes if k.startswith(("mlp", "svc")))
+    assert all(modes[k] == "rows" for k in modes if k != "kmeans")
     assert modes["kmeans"] == "pad"
 
 
@@ -181,6 +191,13 @@ def test_bad_arguments_are_refused_naming_them(fitted):
         sg.export_web(ests["kmeans"], "x.sgprog", max_rows=0)
     with pytest.raises(ValueError, match="max_rows.*2048"):
         sg.export_web(ests["mlp-binary"], "x.sgprog", max_rows=100_000)
+    with pytest.raises(TypeError, match="estimator.*MinMaxScaler -> MLPClassifier"):
+        sg.export_web(make_pipeline(MinMaxScaler(), ests["mlp-binary"]), "x.sgprog")
+    with pytest.raises(TypeError, match="estimator.*KMeans"):
+        sg.export_web(make_pipeline(StandardScaler().fit([[0.0], [1.0]]), ests["kmeans"]),
+                      "x.sgprog")
+    with pytest.raises(ValueError, match="estimator.*StandardScaler is not fitted"):
+        sg.export_web(make_pipeline(StandardScaler(), ests["mlp-binary"]), "x.sgprog")
 
 
 def test_cli_web_run_without_browser(monkeypatch, tmp_path, capsys, fitted):
@@ -211,7 +228,7 @@ def test_estimator_predicts_in_the_browser(browser_run, fitted, name):
         assert not isinstance(out, str), f"{name}: the page failed: {out}"
         for method in METHODS[name]:
             want = np.asarray(getattr(est, method)(X))
-            if method == "predict":
+            if method == "predict" and not is_regressor(est):
                 np.testing.assert_array_equal(np.asarray(out[method]).reshape(want.shape),
                                               want, err_msg=f"{name} {method} {len(X)} rows")
                 continue

@@ -26,6 +26,8 @@ What each estimator's program gives (names of ``out``):
   (:func:`~shadergpgpu.algorithms.backprop.minibatch.forward`), libsvm's votes on the host.
   The estimator computes its decision values on the host in float64; the page's float32
   values are within about 1e-6 of their largest magnitude.
+* a ``Pipeline`` of a ``StandardScaler`` and one of the networks or SVC: the page scales the
+  input as the scaler does ((x - mean_) / scale_ in double precision), then as above.
 """
 from __future__ import annotations
 
@@ -205,6 +207,35 @@ def _svc(est, M, dev):
     return fn, d, [raw], post, model
 
 
+def _unpipe(estimator):
+    """(the final estimator, its StandardScaler or None) of a Pipeline; others as they are."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+    if not isinstance(estimator, Pipeline):
+        return estimator, None
+    steps = [s for _, s in estimator.steps if s is not None and s != "passthrough"]
+    *before, final = steps
+    if len(before) > 1 or (before and not isinstance(before[0], StandardScaler)):
+        raise TypeError("estimator: a Pipeline exports as an optional StandardScaler then the "
+                        "estimator; got " + " -> ".join(type(s).__name__ for s in steps))
+    if before and not hasattr(before[0], "n_features_in_"):
+        raise ValueError("estimator: the Pipeline's StandardScaler is not fitted yet (call fit "
+                         "before export_web)")
+    return final, (before[0] if before else None)
+
+
+def _scaler_step(scaler, cols: int) -> dict:
+    """The page's (x - shift) / scale for a fitted StandardScaler (its own arithmetic)."""
+    if scaler.n_features_in_ != cols:
+        raise ValueError(f"estimator: the StandardScaler takes {scaler.n_features_in_} "
+                         f"features, the estimator {cols}")
+    mean = scaler.mean_ if scaler.with_mean else None
+    scale = scaler.scale_ if scaler.with_std else None
+    shift = np.zeros(cols) if mean is None else np.asarray(mean, np.float64)
+    div = np.ones(cols) if scale is None else np.asarray(scale, np.float64)
+    return {"shift": [float(v) for v in shift], "scale": [float(v) for v in div]}
+
+
 def estimator_program(estimator, max_rows: int = 1000, device=None) -> bytes:
     """The bytes of ``estimator``'s program (see the module docstring and :func:`export_web`)."""
     from sklearn.neural_network import MLPClassifier, MLPRegressor
@@ -221,6 +252,7 @@ def estimator_program(estimator, max_rows: int = 1000, device=None) -> bytes:
                          f"(the {dev.max_texture_size} texture rows of its "
                          f"'{dev.profile.name}' profile): export with max_rows <= "
                          f"{dev.max_texture_size} and run larger inputs in parts")
+    estimator, scaler = _unpipe(estimator)
     pre = None
     if isinstance(estimator, (MLPClassifier, MLPRegressor)):
         fn, cols, outs, post, model = _mlp(estimator, M, dev)
@@ -231,6 +263,14 @@ def estimator_program(estimator, max_rows: int = 1000, device=None) -> bytes:
     else:
         raise TypeError(f"estimator: export_web takes a fitted MLPClassifier, MLPRegressor, "
                         f"KMeans or SVC, got {type(estimator).__name__}")
+    if scaler is not None:
+        if pre is not None:
+            raise TypeError(f"estimator: a Pipeline of a StandardScaler and a "
+                            f"{type(estimator).__name__} cannot be exported (the "
+                            f"{type(estimator).__name__} moves its input itself); export the "
+                            f"{type(estimator).__name__} fitted on the scaled data")
+        pre = {"X": _scaler_step(scaler, cols)}
+        model["scaler"] = "StandardScaler"
     try:
         return record_program(fn, {"X": cols}, outs, M, dev, post=post, pre=pre, model=model)
     except ProgramError as e:  # pragma: no cover - the estimators above record as programs
@@ -243,7 +283,8 @@ def export_web(estimator, path, max_rows: int = 1000, device=None) -> Path:
     Parameters
     ----------
     estimator : fitted MLPClassifier, MLPRegressor (scikit-learn's or shadergpgpu's), KMeans
-        or SVC (shadergpgpu's, RBF kernel).
+        or SVC (shadergpgpu's, RBF kernel); or a fitted Pipeline of a StandardScaler and an
+        MLPClassifier, MLPRegressor or SVC (the page scales the input as the scaler does).
     path : where to write the program (one file, conventionally ``.sgprog``).
     max_rows : the most rows one ``run`` takes (1 to the WebGL2 profile's texture size).
     device : the Device to record on (default: one under the ``webgl2`` profile).
