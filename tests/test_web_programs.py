@@ -305,3 +305,26 @@ def test_digits_page_classifies_drawn_strokes_as_python_does(tmp_path):
         want = clf.predict_proba(x.reshape(1, -1).astype(np.float64))[0]
         _close(p, want, float(np.abs(want).max()), "digits page")
         assert case["predict"] == int(clf.predict(x.reshape(1, -1))[0])
+
+
+def test_rows_rewiring_reads_row_counts_and_blocks_of_rows():
+    """Textures ceil(rows / q) high (q = 1, 2, 4) and uniforms holding those counts are the row
+    places; anything else differing between the two records makes the program pad."""
+    M, m = 50, 46
+
+    def rec(n, extra=0):
+        ops = [{"op": "upload", "tex": 0, "data": 0},
+               {"op": "draw", "prog": 0, "units": [["A", 0, 0]], "out": [1], "viewport": None,
+                "blend": None, "uniforms": {"s": [n, 7, 2, 2], "nb": n, "k": 3 + extra}},
+               {"op": "draw", "prog": 0, "units": [["A", 0, 1]], "out": [2], "viewport": None,
+                "blend": None, "uniforms": {"s": [-(-n // 4), 7, 2, 2]}},
+               {"op": "read", "tex": 2, "rect": None}]
+        meta = {"programs": ["p"], "textures": [[2, n], [2, n], [2, -(-n // 4)]],
+                "prelude": [], "sections": {}, "ops": ops}
+        return (meta,)
+
+    rows = webexport._row_rewiring(rec(M), rec(m), M, m)
+    assert rows == {"textures": [[0, 1], [1, 1], [2, 4]],
+                    "draws": [[1, [["s", 0, 1], ["nb", -1, 1]]], [2, [["s", 0, 4]]]],
+                    "reads": [3]}
+    assert webexport._row_rewiring(rec(M), rec(m, extra=1), M, m) is None

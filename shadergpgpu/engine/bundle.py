@@ -292,6 +292,7 @@ def _texture_of(lay) -> tuple[int, int]:
 
 
 POST_KINDS = ("argmax", "threshold", "proba2", "neg", "svc_vote", "svc_ovr")
+ROW_DIVISORS = (1, 2, 4)     # row textures: one texel row per q rows
 
 
 def check_program(meta: dict) -> None:
@@ -345,21 +346,25 @@ def check_program(meta: dict) -> None:
     need((rows is None) == (p["mode"] == "pad"), "rows: given exactly in mode 'rows'")
     if rows is not None:
         rt = rows.get("textures")
-        need(isinstance(rt, list) and all(_is_int(t) and 0 <= t < len(textures) and
-                                          textures[t][1] == M for t in rt),
-             "rows: textures must be texture slots of max_rows texels' height")
+        need(isinstance(rt, list) and all(
+            isinstance(e, list) and len(e) == 2 and _is_int(e[0]) and 0 <= e[0] < len(textures)
+            and e[1] in ROW_DIVISORS and textures[e[0]][1] == -(-M // e[1]) for e in rt),
+            "rows: textures must be [slot, q] of texture slots ceil(max_rows / q) texels high")
+        q_of = {e[0]: e[1] for e in rt}
         for i, subs in rows.get("draws", []):
             need(_is_int(i) and 0 <= i < len(ops) and ops[i].get("op") == "draw" and
-                 all(t in rt for t in ops[i]["out"]), f"rows: operation {_js(i)} is no draw "
+                 len({q_of.get(t) for t in ops[i]["out"]} - {None}) == 1 and
+                 all(t in q_of for t in ops[i]["out"]), f"rows: operation {_js(i)} is no draw "
                  "into row textures")
             need(isinstance(subs, list) and all(
-                isinstance(s, list) and len(s) == 2 and s[0] in ops[i]["uniforms"] and
-                _is_int(s[1]) for s in subs), f"rows: bad uniforms of draw {i}")
+                isinstance(s, list) and len(s) == 3 and s[0] in ops[i]["uniforms"] and
+                _is_int(s[1]) and s[2] in ROW_DIVISORS for s in subs),
+                f"rows: bad uniforms of draw {i}")
         for i in rows.get("reads", []):
             need(_is_int(i) and 0 <= i < len(ops) and ops[i].get("op") == "read" and
-                 ops[i]["tex"] in rt, f"rows: operation {_js(i)} is no read of a row texture")
+                 ops[i]["tex"] in q_of, f"rows: operation {_js(i)} is no read of a row texture")
         for spec in p["inputs"]:
-            need(spec["tex"] in rt and spec["layout"]["order"] == "row",
+            need(q_of.get(spec["tex"]) == 1 and spec["layout"]["order"] == "row",
                  f"input {_js(spec['name'])}: not a row texture")
     produced = set(outs)
     for q in p.get("post", []):

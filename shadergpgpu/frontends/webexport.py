@@ -9,11 +9,12 @@ bundle whose uploads of the user's data are named inputs and whose readbacks are
     const out = p.run({X: float32Array, rows: n});      // {name: Float32Array}
 
 How a row count reaches the passes. The computation is recorded twice, at ``max_rows`` rows and
-at fewer, and the two records are compared: where they differ only in textures whose height is
-the row count and in uniforms (or uniform components) that hold the row count, every pass that
-writes those textures touches rows independently, and the program runs ``n`` rows by drawing
-only the first ``n`` texture rows (the viewport) with those uniforms set to ``n``, and reading
-back ``n`` rows: the work is proportional to ``n`` (``mode = "rows"``). Otherwise (a layout whose
+at four fewer, and the two records are compared: where they differ only in textures whose height
+is the row count (or the count of blocks of 2 or 4 rows) and in uniforms (or uniform components)
+that hold it, every pass that writes those textures touches rows independently, and the program
+runs ``n`` rows by drawing only the first ``n`` (``ceil(n / q)``) texture rows (the viewport)
+with those uniforms set to match, and reading back ``n`` rows: the work is proportional to ``n``
+(``mode = "rows"``). Otherwise (a layout whose
 width depends on the row count, such as column-ordered points) the program runs at ``max_rows``
 with the input's rows past ``n`` zero and returns the first ``n`` rows of each output (``mode =
 "pad"``): any row-independent computation. The layout math the Python side owns (where element
@@ -104,6 +105,18 @@ def _layout_json(lay) -> dict:
             "max_size": lay.max_size}
 
 
+ROW_DIVISORS = (1, 2, 4)
+
+
+def _divisor(x, y, M: int, m: int):
+    """q where ``x`` = ceil(M / q) and ``y`` = ceil(m / q) (a row count, or a count of blocks
+    of q rows), else None."""
+    for q in ROW_DIVISORS:
+        if x == -(-M // q) and y == -(-m // q):
+            return q
+    return None
+
+
 def _row_rewiring(A, B, M: int, m: int):
     """The rows rewiring of two records (at M and m rows), or None where they do not differ in
     row-count places only (see the module docstring)."""
@@ -112,14 +125,14 @@ def _row_rewiring(A, B, M: int, m: int):
         return None
     if ma["prelude"] or mb["prelude"] or ma["sections"] or mb["sections"]:
         return None
-    row_tex = set()
+    row_tex = {}
     for s, (ta, tb) in enumerate(zip(ma["textures"], mb["textures"])):
         if ta == tb:
             continue
-        if ta[0] == tb[0] and ta[1] == M and tb[1] == m:
-            row_tex.add(s)
-        else:
+        q = _divisor(ta[1], tb[1], M, m)
+        if ta[0] != tb[0] or q is None:
             return None
+        row_tex[s] = q
     oa, ob = ma["ops"], mb["ops"]
     if len(oa) != len(ob):
         return None
@@ -142,11 +155,12 @@ def _row_rewiring(A, B, M: int, m: int):
                     return None
             if set(a["uniforms"]) != set(b["uniforms"]):
                 return None
-            outs_rows = [t in row_tex for t in a["out"]]
+            qs = {row_tex.get(t) for t in a["out"]}
             reads_rows = any(u[2] in row_tex for u in a["units"])
-            if any(outs_rows) != all(outs_rows) or (reads_rows and not all(outs_rows)):
+            if len(qs) != 1 or (reads_rows and None in qs):
                 return None     # rows meet non-row outputs: not row-independent
-            if outs_rows[0] and (a.get("viewport") is not None or a.get("blend")):
+            rowed = None not in qs
+            if rowed and (a.get("viewport") is not None or a.get("blend")):
                 return None
             subs = []
             for name, va in a["uniforms"].items():
@@ -160,17 +174,18 @@ def _row_rewiring(A, B, M: int, m: int):
                 for p, (x, y) in enumerate(zip(la, lb)):
                     if x == y:
                         continue
-                    if x == M and y == m:
-                        subs.append([name, p if isinstance(va, list) else -1])
-                    else:
+                    q = _divisor(x, y, M, m)
+                    if q is None:
                         return None
-            if outs_rows[0]:
+                    subs.append([name, p if isinstance(va, list) else -1, q])
+            if rowed:
                 draws.append([i, subs])
             elif subs:
                 return None
         else:
             return None
-    return {"textures": sorted(row_tex), "draws": draws, "reads": reads}
+    return {"textures": sorted([s, q] for s, q in row_tex.items()), "draws": draws,
+            "reads": reads}
 
 
 def record_program(fn, inputs: dict, outputs: list, max_rows: int, device=None,
@@ -189,7 +204,7 @@ def record_program(fn, inputs: dict, outputs: list, max_rows: int, device=None,
     dev = device if device is not None else Device(profile="webgl2")
     cols = {str(k): int(v) for k, v in inputs.items()}
     A = _record(dev, fn, cols, M, 1)
-    m = M - 1 if M > 2 else M + 1
+    m = M - 4 if M > 4 else M + 4     # ceil(rows / q) differs for every q of ROW_DIVISORS
     B = _record(dev, fn, cols, m, 1001)
     meta, data, X, t = A
     if len(outputs) != len(meta["reads"]):
@@ -199,7 +214,8 @@ def record_program(fn, inputs: dict, outputs: list, max_rows: int, device=None,
     rows = _row_rewiring(A, B, M, m)
     if rows is not None:
         for name, (i, lay) in found.items():
-            if lay.order != "row" or lay.wrapped or meta["ops"][i]["tex"] not in rows["textures"]:
+            if lay.order != "row" or lay.wrapped or \
+                    [meta["ops"][i]["tex"], 1] not in rows["textures"]:
                 rows = None
                 break
     if rows is not None:

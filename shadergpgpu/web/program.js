@@ -9,8 +9,9 @@
  * chunk, every reference) whose header adds "program": named inputs (uploaded by "input"
  * operations, with the layout that places element (r, c) in the texture and an optional
  * (x - shift) / scale step), named outputs (readbacks, with their layouts), max_rows, the mode
- * ("rows": the passes that write row textures draw only the first n texture rows, with the
- * row-count uniforms set to n; "pad": the computation runs at max_rows with rows past n zero)
+ * ("rows": the passes that write row textures draw only their first ceil(n / q) texture rows
+ * (q = 1, or 2 or 4 for textures of blocks of rows), with the row-count uniforms set to match;
+ * "pad": the computation runs at max_rows with rows past n zero)
  * and post steps on the host (argmax to labels, thresholds, SVC votes). Everything is checked
  * when the program is loaded, before anything is drawn: a damaged program throws, never runs.
  * shadergpgpu/frontends/webexport.py writes programs; shadergpgpu/engine/bundle.py
@@ -20,6 +21,7 @@
   "use strict";
   const SGPlayer = root.SGPlayer || (typeof require !== "undefined" ? require("./player.js") : null);
   const POST_KINDS = ["argmax", "threshold", "proba2", "neg", "svc_vote", "svc_ovr"];
+  const ROW_DIVISORS = [1, 2, 4];     // row textures: one texel row per q rows
 
   function fail(msg) { throw new Error("trace bundle: the header is inconsistent: program: " + msg); }
   const isInt = Number.isInteger;
@@ -90,19 +92,22 @@
     need((rows === null || rows === undefined) === (p.mode === "pad"), "rows: given exactly in mode 'rows'");
     if (rows) {
       const rt = rows.textures;
-      need(Array.isArray(rt) && rt.every(t => isInt(t) && t >= 0 && t < textures.length && textures[t][1] === M),
-           "rows: textures must be texture slots of max_rows texels' height");
+      need(Array.isArray(rt) && rt.every(e => Array.isArray(e) && e.length === 2 && isInt(e[0]) && e[0] >= 0 &&
+           e[0] < textures.length && ROW_DIVISORS.includes(e[1]) && textures[e[0]][1] === Math.ceil(M / e[1])),
+           "rows: textures must be [slot, q] of texture slots ceil(max_rows / q) texels high");
+      const qOf = new Map(rt.map(e => [e[0], e[1]]));
       for (const [i, subs] of rows.draws || []) {
-        need(isInt(i) && i >= 0 && i < ops.length && ops[i].op === "draw" && ops[i].out.every(t => rt.includes(t)),
-             "rows: operation " + js(i) + " is no draw into row textures");
-        need(Array.isArray(subs) && subs.every(s => Array.isArray(s) && s.length === 2 &&
-             Object.prototype.hasOwnProperty.call(ops[i].uniforms, s[0]) && isInt(s[1])), "rows: bad uniforms of draw " + i);
+        need(isInt(i) && i >= 0 && i < ops.length && ops[i].op === "draw" && ops[i].out.every(t => qOf.has(t)) &&
+             new Set(ops[i].out.map(t => qOf.get(t))).size === 1, "rows: operation " + js(i) + " is no draw into row textures");
+        need(Array.isArray(subs) && subs.every(s => Array.isArray(s) && s.length === 3 &&
+             Object.prototype.hasOwnProperty.call(ops[i].uniforms, s[0]) && isInt(s[1]) && ROW_DIVISORS.includes(s[2])),
+             "rows: bad uniforms of draw " + i);
       }
       for (const i of rows.reads || [])
-        need(isInt(i) && i >= 0 && i < ops.length && ops[i].op === "read" && rt.includes(ops[i].tex),
+        need(isInt(i) && i >= 0 && i < ops.length && ops[i].op === "read" && qOf.has(ops[i].tex),
              "rows: operation " + js(i) + " is no read of a row texture");
       for (const s of p.inputs)
-        need(rt.includes(s.tex) && s.layout.order === "row", "input " + js(s.name) + ": not a row texture");
+        need(qOf.get(s.tex) === 1 && s.layout.order === "row", "input " + js(s.name) + ": not a row texture");
     }
     const produced = new Set(outs);
     for (const q of p.post || []) {
@@ -199,16 +204,18 @@
         this.player.inputs[s.name] = this._pack(s, x, n);
       }
       if (p.rows) {
+        const qOf = this.qOf || (this.qOf = new Map(p.rows.textures.map(e => [e[0], e[1]])));
         for (const [i, subs] of p.rows.draws) {
           const op = meta.ops[i], w = meta.textures[op.out[0]][0];
-          op.viewport = [0, 0, w, n];
-          for (const [name, pos] of subs) {
-            if (pos < 0) op.uniforms[name] = n; else op.uniforms[name][pos] = n;
+          op.viewport = [0, 0, w, Math.ceil(n / qOf.get(op.out[0]))];
+          for (const [name, pos, q] of subs) {
+            const v = Math.ceil(n / q);
+            if (pos < 0) op.uniforms[name] = v; else op.uniforms[name][pos] = v;
           }
         }
         for (const i of p.rows.reads) {
           const op = meta.ops[i];
-          op.rect = [0, 0, meta.textures[op.tex][0], n];
+          op.rect = [0, 0, meta.textures[op.tex][0], Math.ceil(n / qOf.get(op.tex))];
         }
       }
       const pl = this.player;
