@@ -328,3 +328,20 @@ def test_rows_rewiring_reads_row_counts_and_blocks_of_rows():
                     "draws": [[1, [["s", 0, 1], ["nb", -1, 1]]], [2, [["s", 0, 4]]]],
                     "reads": [3]}
     assert webexport._row_rewiring(rec(M), rec(m, extra=1), M, m) is None
+
+
+def test_rows_rewiring_is_checked_at_every_residue():
+    """A texture 4 ceil(rows / 4) high looks like a row count at multiples of 4 only: the
+    records one to three rows fewer refuse the rewiring (the program pads instead)."""
+    def rec(n):
+        h = 4 * -(-n // 4)
+        return {"programs": ["p"], "textures": [[2, n], [2, h]], "prelude": [], "sections": {},
+                "ops": [{"op": "upload", "tex": 0, "data": 0},
+                        {"op": "draw", "prog": 0, "units": [["A", 0, 0]], "out": [1],
+                         "viewport": None, "blend": None, "uniforms": {"s": [h, 7, 2, 2]}},
+                        {"op": "read", "tex": 1, "rect": None}]}
+
+    rows = webexport._row_rewiring((rec(1000),), (rec(996),), 1000, 996)
+    assert rows is not None and [1, 1] in rows["textures"]     # fooled by two records
+    assert webexport._rewiring_holds(rows, rec(1000), rec(992), 992)
+    assert not webexport._rewiring_holds(rows, rec(1000), rec(999), 999)

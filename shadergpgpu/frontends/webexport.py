@@ -8,13 +8,15 @@ bundle whose uploads of the user's data are named inputs and whose readbacks are
     const p = await SGProgram.load("model.sgprog");
     const out = p.run({X: float32Array, rows: n});      // {name: Float32Array}
 
-How a row count reaches the passes. The computation is recorded twice, at ``max_rows`` rows and
-at four fewer, and the two records are compared: where they differ only in textures whose height
+How a row count reaches the passes. The computation is recorded at ``max_rows`` rows and at four
+fewer, and the two records are compared: where they differ only in textures whose height
 is the row count (or the count of blocks of 2 or 4 rows) and in uniforms (or uniform components)
 that hold it, every pass that writes those textures touches rows independently, and the program
 runs ``n`` rows by drawing only the first ``n`` (``ceil(n / q)``) texture rows (the viewport)
 with those uniforms set to match, and reading back ``n`` rows: the work is proportional to ``n``
-(``mode = "rows"``). Otherwise (a layout whose
+(``mode = "rows"``); three more records (one, two and three rows fewer) must be what that
+rewiring makes of the first, so a size that only looks like a row count at multiples of 4 (a
+multiple of ``ceil(rows / 4)``) is not mistaken for one. Otherwise (a layout whose
 width depends on the row count, such as column-ordered points) the program runs at ``max_rows``
 with the input's rows past ``n`` zero and returns the first ``n`` rows of each output (``mode =
 "pad"``): any row-independent computation. The layout math the Python side owns (where element
@@ -188,6 +190,40 @@ def _row_rewiring(A, B, M: int, m: int):
             "reads": reads}
 
 
+def _rewiring_holds(rows: dict, ma: dict, mr: dict, r: int) -> bool:
+    """Whether the record ``mr`` at ``r`` rows is what ``rows`` makes of the record ``ma``
+    (every row place holds ceil(r / q), everything else as in ``ma``)."""
+    if ma["programs"] != mr["programs"] or len(ma["textures"]) != len(mr["textures"]) or \
+            len(ma["ops"]) != len(mr["ops"]) or mr["prelude"] or mr["sections"]:
+        return False
+    q_of = dict(map(tuple, rows["textures"]))
+    for s, (ta, tr) in enumerate(zip(ma["textures"], mr["textures"])):
+        want = [ta[0], -(-r // q_of[s])] if s in q_of else ta
+        if tr != want:
+            return False
+    subs = {i: {(n, p): q for n, p, q in sb} for i, sb in rows["draws"]}
+    for i, (a, b) in enumerate(zip(ma["ops"], mr["ops"])):
+        if a.get("op") != b.get("op") or a.get("tex") != b.get("tex"):
+            return False
+        if a["op"] != "draw":
+            continue
+        if any(a.get(k) != b.get(k) for k in ("prog", "units", "out", "viewport", "blend")) or \
+                set(a["uniforms"]) != set(b["uniforms"]):
+            return False
+        at = subs.get(i, {})
+        for name, va in a["uniforms"].items():
+            la = va if isinstance(va, list) else [va]
+            lb = b["uniforms"][name]
+            lb = lb if isinstance(lb, list) else [lb]
+            if len(la) != len(lb):
+                return False
+            for p, (x, y) in enumerate(zip(la, lb)):
+                q = at.get((name, p if isinstance(va, list) else -1))
+                if y != (x if q is None else -(-r // q)):
+                    return False
+    return True
+
+
 def record_program(fn, inputs: dict, outputs: list, max_rows: int, device=None,
                    post: list | None = None, pre: dict | None = None,
                    model: dict | None = None) -> bytes:
@@ -212,6 +248,11 @@ def record_program(fn, inputs: dict, outputs: list, max_rows: int, device=None,
                            "readbacks the computation makes")
     found = _find_inputs(dev, meta, data, X)
     rows = _row_rewiring(A, B, M, m)
+    if rows is not None:   # the rewiring checked at every residue of the row count mod 4
+        for k, r in enumerate(range(M - 3, M) if M > 4 else range(M + 1, M + 4)):
+            if not _rewiring_holds(rows, A[0], _record(dev, fn, cols, r, 2001 + k)[0], r):
+                rows = None
+                break
     if rows is not None:
         for name, (i, lay) in found.items():
             if lay.order != "row" or lay.wrapped or \
