@@ -98,7 +98,7 @@ def browser_run(fitted):
     # a program of one's own computation (record_program): an elementwise kernel, two outputs
     programs_own = [_own_program()]
     X = rng.standard_normal((11, 5))
-    cases.append((len(names), {"X": X}))
+    cases.append((len(names), {"X": X, "rows": None}))     # rows from X's length
     what.append(("own", "own", X))
     names_own = len(names)
     good = progs["mlp-multiclass"]

@@ -331,7 +331,10 @@ def _pack_cases(programs: list, cases: list) -> bytes:
     arrays, listed, off = [], [], 0
     for prog, ins in cases:
         spec, rows = {}, None
+        omit = "rows" in ins and ins["rows"] is None
         for name, a in ins.items():
+            if name == "rows":
+                continue
             a = np.ascontiguousarray(a, np.float32)
             if a.ndim == 1:
                 a = a.reshape(1, -1)
@@ -339,7 +342,7 @@ def _pack_cases(programs: list, cases: list) -> bytes:
             spec[name] = [off, a.size]
             off += a.size
             arrays.append(a.ravel())
-        listed.append({"program": int(prog), "rows": rows, "inputs": spec})
+        listed.append({"program": int(prog), "rows": rows, "inputs": spec, "omit_rows": omit})
     head = json.dumps({"programs": [f"/p{i}.sgprog" for i in range(len(programs))],
                        "cases": listed}).encode()
     pad = (-(12 + len(head))) % 4

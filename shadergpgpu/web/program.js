@@ -3,7 +3,9 @@
  *
  *   const p = await SGProgram.load("model.sgprog");      // or SGProgram.fromBytes(buf, gl)
  *   const out = p.run({X: float32Array, rows: n});       // {name: Float32Array}
+ *                                                         // (rows: default X.length / columns)
  *   p.inputs, p.outputs, p.maxRows, p.model               // what the program takes and gives
+ *   p.release()                                           // its textures and shaders deleted
  *
  * A program is a trace bundle (player.js: format, lengths, CRC-32 of the header and of every
  * chunk, every reference) whose header adds "program": named inputs (uploaded by "input"
@@ -193,7 +195,11 @@
     /* Run on new data: {name: Float32Array of rows x cols, rows: n} -> {output: Float32Array}
        (rows x the output's width, row-major). */
     run(inputs) {
-      const n = inputs.rows, M = this.maxRows, meta = this.meta, p = this.program;
+      const M = this.maxRows, meta = this.meta, p = this.program;
+      let n = inputs.rows;
+      if (n === undefined && p.inputs.length && inputs[p.inputs[0].name] !== undefined)
+        n = inputs[p.inputs[0].name].length / p.inputs[0].cols;   // rows from the first input
+      if (this.released) throw new Error("this program was released");
       if (!isInt(n) || n < 1 || n > M) throw new RangeError("rows: " + js(n) + " is not a row count from 1 to max_rows = " + M);
       for (const s of p.inputs) {
         let x = inputs[s.name];
@@ -241,6 +247,16 @@
     }
 
     finish() { this.player.finish(); }
+
+    /* Delete the program's textures, framebuffers and shader programs. */
+    release() {
+      const gl = this.player.gl, pl = this.player;
+      for (const t of pl.textures || []) gl.deleteTexture(t);
+      for (const f of (pl.fbos || new Map()).values()) gl.deleteFramebuffer(f);
+      for (const P of pl.programs || []) gl.deleteProgram(P.program);
+      pl.textures = []; pl.programs = []; pl.fbos = new Map();
+      this.released = true;
+    }
   }
 
   /* The host steps after the passes (scikit-learn's predict from the network's outputs...). */
