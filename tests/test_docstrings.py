@@ -19,7 +19,8 @@ import shadergpgpu as sg
 DOCUMENTED = (
     "ElementwiseKernel", "ReductionKernel", "sum", "dot", "norm", "argmin", "argmax", "cumsum",
     "sort", "argsort", "sgemm", "gaussian_blur",
-    "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon", "trace",
+    "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon", "trace", "Scope",
+    "PingPong",
 )
 
 #: module-level public functions documented the same way ("module:name")
@@ -34,6 +35,7 @@ DOCUMENTED_IN_MODULES = (
 #: the modules whose docstring examples run here
 MODULES = (
     "shadergpgpu.engine.device",
+    "shadergpgpu.engine.scope",
     "shadergpgpu.engine.trace",
     "shadergpgpu.ops.elementwise",
     "shadergpgpu.ops.reduce",

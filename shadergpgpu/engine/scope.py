@@ -7,13 +7,33 @@ from .layout import Layout
 
 
 class Scope:
-    """Arrays made through it are released together (see :meth:`Device.scope`)."""
+    """Arrays made through it are released together (see :meth:`Device.scope`).
+
+    Its ``empty``, ``empty_like``, ``zeros``, ``array``, ``alloc`` and ``pingpong`` are the
+    Device's, and the arrays they make are released when the scope ends (:meth:`release`).
+
+    Parameters
+    ----------
+    device : Device
+        The device the arrays are made on.
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device()
+    >>> with dev.scope() as s:
+    ...     tmp = s.array(np.ones(4))
+    ...     kept = s.keep(s.zeros(4))
+    >>> tmp.released, kept.released
+    (True, False)
+    """
 
     def __init__(self, device):
         self.device = device
         self._arrays: list = []
 
     def track(self, a):
+        """Release ``a`` (an array or a :class:`PingPong`) with the scope; returns it."""
         self._arrays.append(a)
         return a
 
@@ -43,6 +63,7 @@ class Scope:
         return pp
 
     def release(self) -> None:
+        """Release every array the scope holds (the ``with`` block's end calls it)."""
         for a in self._arrays:
             a.release()
         self._arrays.clear()
@@ -50,15 +71,35 @@ class Scope:
 
 class PingPong:
     """Two arrays of one layout: kernels read ``front`` and write ``back``; :meth:`swap` after
-    each pass."""
+    each pass.
+
+    Parameters
+    ----------
+    front, back : DeviceArray
+        Two arrays of one layout (:meth:`Device.pingpong` makes them).
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device()
+    >>> pp = dev.pingpong((8,))
+    >>> dev.fill(pp.front, 1.0)
+    >>> for _ in range(3):                          # doubles the values three times
+    ...     _ = sg.builtin.SAXPY(pp.back, X=pp.front, Y=pp.front, alpha=1.0)
+    ...     _ = pp.swap()
+    >>> pp.front.get()
+    array([8., 8., 8., 8., 8., 8., 8., 8.], dtype=float32)
+    """
 
     def __init__(self, front: DeviceArray, back: DeviceArray):
         self.front, self.back = front, back
 
     def swap(self) -> "PingPong":
+        """Exchange ``front`` and ``back``; returns the pair."""
         self.front, self.back = self.back, self.front
         return self
 
     def release(self) -> None:
+        """Release both arrays."""
         self.front.release()
         self.back.release()
