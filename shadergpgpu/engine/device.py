@@ -528,7 +528,23 @@ _defaults = threading.local()
 
 def get_device(**kwargs) -> Device:
     """This thread's default device, created on its first use in the thread (kwargs apply then
-    only): calls without ``device=`` from several threads each run on their own GL context."""
+    only): calls without ``device=`` from several threads each run on their own GL context.
+
+    Parameters
+    ----------
+    **kwargs
+        :class:`Device`'s parameters, used when the device is created.
+
+    Returns
+    -------
+    Device
+
+    Examples
+    --------
+    >>> import shadergpgpu as sg
+    >>> sg.get_device() is sg.get_device()
+    True
+    """
     d = getattr(_defaults, "device", None)
     if d is None or d.released:
         d = _defaults.device = Device(**kwargs)

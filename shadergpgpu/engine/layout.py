@@ -433,7 +433,35 @@ class BufferLayout:
 
 def layout_for(shape, packed: bool = True, order: str = "row",
                max_size: int = DEFAULT_MAX_SIZE) -> Layout:
-    """Layout for a numpy shape: 1-D arrays of length n are stored as a 1 x n row."""
+    """Layout for a numpy shape: 1-D arrays of length n are stored as a 1 x n row.
+
+    Parameters
+    ----------
+    shape : tuple of int
+        A 1-D or 2-D shape.
+    packed : bool, default=True
+        Four values per texel (False: one per texel).
+    order : {"row", "col"}, default="row"
+        Whether a texel holds consecutive values of a row or of a column.
+    max_size : int, default=DEFAULT_MAX_SIZE
+        The texture size past which the layout wraps.
+
+    Returns
+    -------
+    Layout
+
+    Raises
+    ------
+    ValueError
+        A shape of more than 2 dimensions.
+
+    Examples
+    --------
+    >>> import shadergpgpu as sg
+    >>> layout = sg.layout_for((3, 10))                 # 3 rows of ceil(10 / 4) texels
+    >>> layout.n_texels, layout.grid_w
+    (9, 3)
+    """
     shape = tuple(int(s) for s in shape)
     if len(shape) == 1:
         rows, cols = 1, shape[0]
