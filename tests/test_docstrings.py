@@ -20,7 +20,7 @@ DOCUMENTED = (
     "ElementwiseKernel", "ReductionKernel", "sum", "dot", "norm", "argmin", "argmax", "cumsum",
     "sort", "argsort", "sgemm", "gaussian_blur",
     "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon", "trace", "Scope",
-    "PingPong", "get_device", "layout_for",
+    "PingPong", "get_device", "layout_for", "DeviceArray",
 )
 
 #: module-level public functions documented the same way ("module:name")
@@ -36,6 +36,7 @@ DOCUMENTED_IN_MODULES = (
 MODULES = (
     "shadergpgpu.engine.device",
     "shadergpgpu.engine.scope",
+    "shadergpgpu.engine.arrays",
     "shadergpgpu.engine.layout",
     "shadergpgpu.engine.trace",
     "shadergpgpu.ops.elementwise",

@@ -127,7 +127,36 @@ class Releasable:
 
 
 class DeviceArray(Releasable):
-    """A float32 matrix (or vector, or small-channel image) living in a texture."""
+    """A float32 matrix (or vector, or small-channel image) living in a texture.
+
+    Made by the Device (:meth:`Device.array`, ``empty``, ``zeros``, ``image``) or returned by
+    an operation given device arrays; read back with :meth:`get` (or ``numpy.asarray``),
+    written with :meth:`set`, and given back to the device's pool with :meth:`release`.
+
+    Parameters
+    ----------
+    device : Device
+        The device whose texture holds the values.
+    layout : Layout
+        Where the values sit in the texture.
+    shape : tuple of int
+        The logical shape :meth:`get` returns.
+    texture : moderngl.Texture
+        The texture.
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device()
+    >>> a = dev.array(np.arange(5.0))
+    >>> a.shape, a.dtype, a.packed
+    ((5,), dtype('float32'), True)
+    >>> a.set(np.ones(5)).get()
+    array([1., 1., 1., 1., 1.], dtype=float32)
+    >>> a.release()
+    >>> a.released
+    True
+    """
 
     __slots__ = ("device", "layout", "shape", "texture", "_released", "__weakref__")
 
