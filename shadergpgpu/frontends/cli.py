@@ -1,5 +1,5 @@
-"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``, ``replay``, ``export-web``,
-``web-run``.
+"""The ``shadergpgpu`` command: ``info``, ``report NAME``, ``bench NAME``, ``replay``,
+``export-web``, ``web-run``.
 
 ``report NAME [options]`` and ``bench NAME [options]`` hand every option after NAME to the
 report's (benchmark's) own parser, so ``shadergpgpu report blur --help`` prints the blur
@@ -312,8 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
                "options of each report and benchmark.")
     p.add_argument("--version", action="version", version=f"shadergpgpu {_version()}")
     sub = p.add_subparsers(dest="cmd",
-                           metavar="{info,profiles,export-glsl,replay,export-web,web-run,report,bench,"
-                                   "calibrate,"
+                           metavar="{info,profiles,export-glsl,replay,export-web,web-run,"
+                                   "report,bench,calibrate,"
                                    "predict}")
     sub.required = True
     pi = sub.add_parser("info", help="print the GL context's capabilities",

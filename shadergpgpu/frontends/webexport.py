@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import json
 import struct
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from ..engine.bundle import POST_KINDS, BundleError, dumps, loads  # noqa: F401
+from ..engine.bundle import POST_KINDS, BundleError, dumps, loads  # noqa: F401 (POST_KINDS)
 
 PROGRAM_VERSION = 1
 
