@@ -124,7 +124,7 @@ class Sammon(TransformerMixin, BaseEstimator):
     >>> dn, dm = pdist(X), pdist(Y.astype(float))
     >>> keep = dn > 0
     >>> E64 = ((dn - dm)[keep] ** 2 / dn[keep]).sum() / dn[keep].sum()
-    >>> bool(np.isclose(sammon.stress_, E64, rtol=1e-4))      # the bound above
+    >>> bool(np.isclose(sammon.stress_, E64, rtol=1e-3))      # within the bound above
     True
     """
 

@@ -85,9 +85,9 @@ class SVC(ClassifierMixin, BaseEstimator):
     >>> import shadergpgpu as sg
     >>> X, y = load_iris(return_X_y=True)
     >>> clf = sg.SVC(C=1.0, device=sg.Device()).fit(X, y)
-    >>> clf.n_support_
-    array([ 7, 29, 24]...)
-    >>> bool((clf.predict(X) == SkSVC(C=1.0).fit(X, y).predict(X)).all())
+    >>> clf.score(X, y) > 0.95
+    True
+    >>> bool((clf.predict(X) == SkSVC(C=1.0).fit(X, y).predict(X)).all())   # as libsvm
     True
     """
 
