@@ -284,14 +284,16 @@ def test_newton_reciprocal_lanes(dev, ubo_on, monkeypatch, lanes):
 
 
 def test_declared_work(dev, ubo_on):
-    # the passes declare their work (the cost model reads it): the recompute path's forward
-    # and gradient passes each make every hidden activation once (a sigmoid, 16 flops per vec4)
+    # the analysis counts the passes' work: the recompute path's forward and gradient
+    # passes each make every hidden activation once (a sigmoid, 16 flops per vec4)
+    from shadergpgpu.analysis.recorder import recording
     sizes, n = [2, 64, 1], 64
     X, T, W0 = _data(sizes, n, 1)
-    with bp.BackpropNet(dev, sizes, X, T, weights=W0, schedule="fused") as net:
+    with bp.BackpropNet(dev, sizes, X, T, weights=W0, schedule="fused") as net, \
+            recording(dev) as rec:
         dev.counter.reset()
         net.step()
-        snap = dev.counter.snapshot()
+        snap = rec.snapshot()
     pairs = 64 * n // 4                              # hidden units x texels of 4 vectors
     assert snap["forward"]["flops"] >= 16 * pairs
     assert snap["update"]["flops"] >= 16 * pairs

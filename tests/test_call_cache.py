@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
+from shadergpgpu.analysis.recorder import WorkRecorder
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.kernels import Split
 
@@ -29,6 +30,12 @@ def dev():
     d = sg.Device(loop_cap=64)
     yield d
     d.release()
+
+
+def _recorder(dev):
+    rec = WorkRecorder(dev)
+    dev.observe(rec)
+    return rec
 
 
 def test_new_values_and_new_arrays_of_a_known_signature(dev):
@@ -133,6 +140,7 @@ def test_a_program_shared_by_two_signatures_keeps_each_ones_shapes():
 
 
 def test_work_is_counted_per_call(dev):
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     X = dev.array(np.ones((4, 8)))
     out = dev.empty_like(X)
     with dev.phase("a"):
@@ -141,7 +149,7 @@ def test_work_is_counted_per_call(dev):
     with dev.phase("b"):
         dev.run(SAXPY, out, inputs={"X": X, "Y": X}, uniforms={"alpha": 1.0})
     frags = X.layout.tex_size[0] * X.layout.tex_size[1]
-    assert dev.counter.flops["a"] == 3 * 8 * frags and dev.counter.flops["b"] == 8 * frags
+    assert rec.flops["a"] == 3 * 8 * frags and rec.flops["b"] == 8 * frags
 
 
 def test_elementwise_direct_path_equals_the_general_path(dev):
@@ -164,6 +172,7 @@ def test_elementwise_direct_path_equals_the_general_path(dev):
 def test_one_kernel_on_alternating_layouts(dev):
     """The same kernel and argument names on arrays of several layouts, call after call (as
     the levels of a reduction do): each call draws its own shapes and counts its own work."""
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     rng = np.random.default_rng(5)
     shapes = [(3, 7), (1, 40), (6, 2), (3, 7), (2, 2), (1, 1)]
     arrays = [(rng.standard_normal(s).astype(np.float32), rng.standard_normal(s).astype(
@@ -185,7 +194,7 @@ def test_one_kernel_on_alternating_layouts(dev):
     n = 3 * len(shapes)
     assert dev.counter.passes["default"] == n
     assert dev.counter.fragments["default"] == frags
-    assert dev.counter.flops["default"] == 8 * frags
+    assert rec.flops["default"] == 8 * frags
     assert dev.counter.events["default", "run"] == n
 
 
@@ -209,6 +218,7 @@ def test_defaults_and_given_values_of_one_program_alternate(dev):
 
 
 def test_redeclared_work_is_counted_from_the_next_call(dev):
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     k = sg.Kernel(source="void main() { OUT = X_texel(OUT_grid().x, OUT_grid().y) + s; }",
                   inputs={"X": sg.In(like="OUT")}, uniforms={"s": "float"},
                   name="test/add_work", work=lambda a: {"flops": 4, "fetches": 1})
@@ -222,8 +232,8 @@ def test_redeclared_work_is_counted_from_the_next_call(dev):
     with dev.phase("w2"):
         for s in (1.0, 1.0, 2.0):
             dev.run(k, out, inputs={"X": X}, uniforms={"s": s})
-    assert dev.counter.flops["w1"] == 3 * 4 * w * h
-    assert dev.counter.flops["w2"] == (10 + 10 + 20) * w * h
+    assert rec.flops["w1"] == 3 * 4 * w * h
+    assert rec.flops["w2"] == (10 + 10 + 20) * w * h
     np.testing.assert_array_equal(out.get(), np.full((2, 8), 3.0))
 
 
@@ -283,6 +293,7 @@ def test_element_addressed_calls_of_two_layouts_between_prepared_passes(dev):
 def test_work_of_values_another_pass_put_in_the_program(dev):
     """A call whose value is the very object another pass of the program put there last
     draws nothing new, but its declared work is that of its own value."""
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     x = np.ones((4, 4), np.float32)
     X = dev.array(x)
     out = dev.empty_like(X)
@@ -294,7 +305,7 @@ def test_work_of_values_another_pass_put_in_the_program(dev):
             dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": 1.0})
         p.set(s=two).run()
         dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": two})
-    assert dev.counter.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0) * w * h
+    assert rec.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0) * w * h
     np.testing.assert_array_equal(out.get(), 2 * x)
 
 
@@ -409,6 +420,7 @@ def test_work_of_values_the_same_signature_put_through_the_full_path(dev):
     """A call of a known signature that takes the full path (outputs as a dict, inputs as
     another mapping) with a new value, then the plain call given that very value object:
     each call counts the declared work of its own value."""
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     from collections import OrderedDict
     x = np.ones((4, 4), np.float32)
     X = dev.array(x)
@@ -423,13 +435,14 @@ def test_work_of_values_the_same_signature_put_through_the_full_path(dev):
         np.testing.assert_array_equal(out.get(), 2 * x)
         dev.run(SCALE_AT, out, inputs=OrderedDict(X=X), uniforms={"s": three})
         dev.run(SCALE_AT, out, inputs={"X": X}, uniforms={"s": three})
-    assert dev.counter.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0 + 3.0 + 3.0) * w * h
+    assert rec.flops["v"] == 4 * (1.0 + 1.0 + 2.0 + 2.0 + 3.0 + 3.0) * w * h
     np.testing.assert_array_equal(out.get(), 3 * x)
 
 
 def test_prepared_pass_counts_the_work_of_the_values_given_to_run(dev):
     """A prepared pass of a kernel whose declared work reads a uniform, given a new value of
     it at run(): the work counted is that of the value drawn with."""
+    rec = _recorder(dev)     # the analysis counts the work of each observed call
     x = np.ones((4, 4), np.float32)
     X = dev.array(x)
     out = dev.empty_like(X)
@@ -441,10 +454,10 @@ def test_prepared_pass_counts_the_work_of_the_values_given_to_run(dev):
         np.testing.assert_array_equal(out.get(), 3 * x)
         p.run(s=3.0)
         p.run(s=-2.0)
-    assert dev.counter.flops["p"] == 4 * (1.0 + 3.0 + 3.0 - 2.0) * w * h
+    assert rec.flops["p"] == 4 * (1.0 + 3.0 + 3.0 - 2.0) * w * h
     np.testing.assert_array_equal(out.get(), -2 * x)
     with dev.phase("r"):                      # repeat over the uniform the work reads
         assert p.repeat("s", [1.0, 5.0, 0.5]) == 3
-    assert dev.counter.flops["r"] == 4 * (1.0 + 5.0 + 0.5) * w * h
+    assert rec.flops["r"] == 4 * (1.0 + 5.0 + 0.5) * w * h
     assert dev.counter.passes["r"] == 3
     np.testing.assert_array_equal(out.get(), 0.5 * x)

@@ -9,8 +9,16 @@ import pytest
 from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.algorithms import sgemm as S
 from shadergpgpu.analysis import model as M, plans, work
+from shadergpgpu.analysis.recorder import recording
 from shadergpgpu.engine import kernels
 from shadergpgpu.engine.builtin import SAXPY
+
+
+@pytest.fixture
+def rec(dev):
+    """The analysis's recorder of the calls' work, observing ``dev`` for the test."""
+    with recording(dev) as r:
+        yield r
 
 
 # ---- work per pass ------------------------------------------------------------------------------
@@ -20,25 +28,25 @@ def test_every_registered_kernel_has_work_and_the_table_names_exist():
     assert not set(work.TABLE) - set(reg), "work table names a kernel nobody declares"
     cov = work.coverage(reg.values())
     assert sum(len(v) for v in cov.values()) == len(reg)
-    assert all(k.work is not None for k in reg.values())
+    assert all(work.work_fn(k) is not None for k in reg.values())
     # the paper schedule, SGEMM's products and the FIR blur are counted from their source
     for name in ("backprop/forward-accumulate-packed", "backprop/update-accumulate-unpacked",
                  "sgemm/tile8x4", "sgemm/simple", "blur/fir-h", "rbf/pair"):
         assert name in cov["counted"], name
 
 
-def test_saxpy_work_hand_count(dev):
+def test_saxpy_work_hand_count(rec, dev):
     x = dev.array(np.ones((8, 8)))           # packed: 8 x 2 texels
     y = dev.empty_like(x)
     dev.counter.reset()
     with dev.phase("w"):
         SAXPY(y, X=x, Y=x, alpha=3.0)
-    s = dev.counter.snapshot()["w"]
+    s = rec.snapshot()["w"]
     assert (s["passes"], s["fragments"]) == (1, 16)
     assert (s["flops"], s["fetches"], s["bytes"]) == (16 * 8, 16 * 2, 16 * 16)
 
 
-def test_sgemm_tile8x4_work_hand_count(dev, rng):
+def test_sgemm_tile8x4_work_hand_count(rec, dev, rng):
     """Per fragment and K-quad: 4 B texels + 8 A texels fetched, 8 rows x 4 vec4 multiply-adds
     = 32 x TILE_ROWS flops; the split range counts whole (K = 32: 8 quads)."""
     A = rng.standard_normal((16, 32)).astype(np.float32)
@@ -48,7 +56,7 @@ def test_sgemm_tile8x4_work_hand_count(dev, rng):
     dev.counter.reset()
     with dev.phase("p"):
         dev.run(S.TILE[8], outs, inputs={"A": a, "B": b}, slices=2)
-    s = dev.counter.snapshot()["p"]
+    s = rec.snapshot()["p"]
     quads = 32 // 4
     assert s["passes"] == 2 and s["fragments"] == 2 * 8
     assert s["flops"] == 8 * 32 * 8 * quads          # fragments x 32 R x quads
@@ -62,7 +70,7 @@ def test_sgemm_tile8x4_work_hand_count(dev, rng):
         x.release()
 
 
-def test_sgemm_buffer_fetches_are_counted_apart(dev, rng):
+def test_sgemm_buffer_fetches_are_counted_apart(rec, dev, rng):
     """The buffer variant reads A through a samplerBuffer: R of the 4 + R fetches per K-quad,
     which the model prices at the buffer fetch rate."""
     A = rng.standard_normal((16, 32)).astype(np.float32)
@@ -70,7 +78,7 @@ def test_sgemm_buffer_fetches_are_counted_apart(dev, rng):
     dev.counter.reset()
     got = S.sgemm(A, B, variant="tile8x4", device=dev)
     np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
-    snap = dev.counter.snapshot()
+    snap = rec.snapshot()
     s = {k: sum(v[k] for v in snap.values()) for k in ("fetches", "buffer_fetches")}
     assert 0 < s["buffer_fetches"] < s["fetches"]
     sp = M.Speeds(10.0, 100.0, 1.0, 50.0, buffer_texel_rate_gtexels=2.0)
@@ -79,7 +87,7 @@ def test_sgemm_buffer_fetches_are_counted_apart(dev, rng):
                                + s["buffer_fetches"] / 2.0) * 1e-9)
 
 
-def test_backprop_paper_forward_work_hand_count(dev):
+def test_backprop_paper_forward_work_hand_count(rec, dev):
     """Paper schedule 2-8-1, N = 16 packed (4 texels per row): the hidden layer's MI + 1
     accumulating passes over Z (8 x 4 texels) do one vec4 multiply and 2 fetches per fragment,
     its activation pass over A' (9 x 4) a sigmoid + mask (20 flops, 1 fetch); the output layer
@@ -91,7 +99,7 @@ def test_backprop_paper_forward_work_hand_count(dev):
     try:
         dev.counter.reset()
         net.step()
-        s = dev.counter.snapshot()["forward"]
+        s = rec.snapshot()["forward"]
     finally:
         net.release()
     g = n // 4

@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 
 from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis.recorder import recording
 from shadergpgpu.engine import context
 from shadergpgpu.engine.builtin import COPY, SAXPY
 
 
-def test_counter_records_paths_dependence_switches_and_events(dev):
+@pytest.fixture
+def rec(dev):
+    """The analysis's recorder of the calls' work, observing ``dev`` for the test."""
+    with recording(dev) as r:
+        yield r
+
+
+def test_counter_records_paths_dependence_switches_and_events(rec, dev):
     a = dev.array(np.ones((4, 8)))
     b, c = dev.empty_like(a), dev.empty_like(a)
     p_ab = dev.prepare(COPY, b, inputs={"X": a})
@@ -32,7 +40,7 @@ def test_counter_records_paths_dependence_switches_and_events(dev):
         a.set(np.zeros((4, 8)))
         got = c.get()
         dev.finish()
-    s = dev.counter.snapshot()["t"]
+    s = rec.snapshot()["t"]
     assert s["passes"] == 7
     # 5 draws through a prepared pass or the device's path (which one depends on the GL state
     # the device holds), 2 values of Pass.repeat
@@ -231,10 +239,10 @@ def test_a_measured_gpu_profile_plans_gpu_kernels_here(tmp_path, rng):
         Device(profile=str(path))
 
 
-def test_the_counter_stays_bounded_over_many_shapes(dev, monkeypatch):
+def test_the_counter_stays_bounded_over_many_shapes(rec, dev, monkeypatch):
     """A long run over many distinct shapes: the draw entries are merged past the cap (the
     test forces a cap of 8) and the work totals, draws and the prediction's work are kept."""
-    from shadergpgpu.engine import counter as C
+    from shadergpgpu.analysis import recorder as C
     arrays = []
     for k in range(1, 25):
         x = dev.array(np.ones((k, 4 * k)))
@@ -246,12 +254,12 @@ def test_the_counter_stays_bounded_over_many_shapes(dev, monkeypatch):
             for x, y in arrays:
                 dev.run(COPY, y, inputs={"X": x})
                 SAXPY(y, X=x, Y=x, alpha=2.0)
-        return dev.counter.snapshot()["many"]
+        return rec.snapshot()["many"]
 
     free = run_all()
     monkeypatch.setattr(C, "DRAWS_CAP", 8)
     capped = run_all()
-    assert len(dev.counter._draws) <= 8 + 2
+    assert len(rec._draws) <= 8 + 2
     for k in ("passes", "fragments"):
         assert capped[k] == free[k]
     for k in ("flops", "fetches", "bytes"):

@@ -7,15 +7,23 @@ import numpy as np
 import pytest
 
 from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis.recorder import recording
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.analysis.calibration import _fit_tiles
+
+
+@pytest.fixture
+def rec(dev):
+    """The analysis's recorder of the calls' work, observing ``dev`` for the test."""
+    with recording(dev) as r:
+        yield r
 
 
 def _draws(snap, kernel):
     return [d for s in snap.values() for d in s["kernels"].get(kernel, {}).get("draws", [])]
 
 
-def test_counter_records_the_drawn_rectangle_on_every_path(dev):
+def test_counter_records_the_drawn_rectangle_on_every_path(rec, dev):
     strip = dev.array(np.ones((1, 64)), packed=False)          # 64 x 1 texels
     square = dev.array(np.ones((8, 8)), packed=False)          # 8 x 8 texels
     s_out, q_out = dev.empty_like(strip), dev.empty_like(square)
@@ -32,7 +40,7 @@ def test_counter_records_the_drawn_rectangle_on_every_path(dev):
     p_rect.run()
     p_acc.repeat("alpha", [1.0, 2.0, 3.0])
     p_acc.sweep([(0, 0, 16, 1), (16, 0, 48, 1)])
-    snap = dev.counter.snapshot()
+    snap = rec.snapshot()
     copy = {(d[0], tuple(d[6:])): d[1] for d in _draws(snap, "engine/copy")}
     assert copy == {(64, (64, 1)): 2, (10, (2, 5)): 1, (12, (3, 4)): 2}
     sax = {(d[0], tuple(d[6:])): d[1] for d in _draws(snap, "engine/saxpy")}
@@ -42,15 +50,15 @@ def test_counter_records_the_drawn_rectangle_on_every_path(dev):
     np.testing.assert_array_equal(s_out.get(), strip.get())
 
 
-def test_compacted_draws_keep_one_rectangle_and_drop_mixed_ones(dev, monkeypatch):
-    from shadergpgpu.engine import counter as C
+def test_compacted_draws_keep_one_rectangle_and_drop_mixed_ones(rec, dev, monkeypatch):
+    from shadergpgpu.analysis import recorder as C
     monkeypatch.setattr(C, "DRAWS_CAP", 4)
     x = dev.array(np.ones((16, 16)), packed=False)
     y = dev.empty_like(x)
     dev.counter.reset()
     for w in range(1, 9):            # eight rectangles of one kernel: merged past the cap
         dev.run(COPY, y, inputs={"X": x}, rect=(0, 0, w, 1))
-    d = _draws(dev.counter.snapshot(), "engine/copy")
+    d = _draws(rec.snapshot(), "engine/copy")
     assert sum(e[1] for e in d) == 8
     assert sum(e[0] * e[1] for e in d) == pytest.approx(sum(range(1, 9)))
     merged = [e for e in d if e[1] > 1]
@@ -61,7 +69,7 @@ def test_compacted_draws_keep_one_rectangle_and_drop_mixed_ones(dev, monkeypatch
         dev.run(COPY, y, inputs={"X": x}, rect=(0, 0, 2, 1))
         dev.run(SAXPY, y, inputs={"X": x, "Y": x}, uniforms={"alpha": 1.0},
                 rect=(2, 3, 4, 5))
-    snap = dev.counter.snapshot()
+    snap = rec.snapshot()
     assert [tuple(e[6:]) for e in _draws(snap, "engine/copy")] == [(2, 1)]
     assert [tuple(e[6:]) for e in _draws(snap, "engine/saxpy")] == [(4, 5)]
 

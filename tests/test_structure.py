@@ -1,18 +1,25 @@
 """The package's shape: layers import downwards only, no import circle, no module too long to read.
 
-Layers, bottom to top: engine, ops, algorithms, distributed, frontends. A module may import its
-own layer or a lower one; the algorithm packages may use each other, without a circle. These
-checks read the source (``ast``), function-local imports included, so a lazy import cannot hide
-a circle. A module over ``MAX_LINES`` carries, in its first lines, a line starting with
+Layers, bottom to top: engine, ops, algorithms, distributed, analysis, frontends. A module may
+import its own layer or a lower one; the algorithm packages may use each other, without a
+circle. The compute (engine, ops, algorithms) names nothing of the analysis, not even by a
+string (``import_module("shadergpgpu.analysis...")``, a registry of module names): the analysis
+observes the compute. These checks read the source (``ast``), function-local imports included,
+so a lazy import cannot hide a circle. A module over ``MAX_LINES`` carries, in its first lines, a line starting with
 ``Why this file is long:`` that says why.
 """
 import ast
 import pathlib
+import re
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "shadergpgpu"
-RANK = {"engine": 0, "ops": 1, "algorithms": 2, "distributed": 3, "frontends": 4}
+RANK = {"engine": 0, "ops": 1, "algorithms": 2, "distributed": 3, "analysis": 4, "frontends": 5}
+#: the layers that must not name the analysis, by import or by string
+COMPUTE = ("engine", "ops", "algorithms")
+#: a string naming a module of the analysis (absolute, or relative as import_module takes it)
+ANALYSIS_NAME = re.compile(r"^(shadergpgpu\.|\.+)analysis(\.[\w.]+)?$")
 MAX_LINES = 500
 REASON = "Why this file is long:"
 
@@ -69,6 +76,58 @@ def _upward(sources):
 def test_layers_import_downwards_only():
     upward = _upward(SOURCES)
     assert not upward, "imports from a higher layer:\n" + "\n".join(upward)
+
+
+def _names_of_analysis(sources):
+    """'module:line names X' for every string constant of a compute module that names a module
+    of the analysis (an import by string, or a registry entry)."""
+    out = []
+    for p in sources:
+        if _layer(_module(p)) not in COMPUTE:
+            continue
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    ANALYSIS_NAME.match(node.value.strip()):
+                out.append(f"{_module(p)}:{node.lineno} names {node.value.strip()}")
+    return out
+
+
+def test_the_compute_names_nothing_of_the_analysis():
+    """engine, ops and algorithms import nothing of shadergpgpu.analysis, by any means: the
+    upward imports are refused above; here the strings (import_module, registries)."""
+    named = _names_of_analysis(SOURCES)
+    assert not named, "the compute names the analysis:\n" + "\n".join(named)
+
+
+def test_the_string_rule_sees_a_violation(tmp_path, monkeypatch):
+    """The string rule can fail: a registry of plan modules in a (fake) engine module and an
+    import_module of a relative name are both found; a docstring that mentions the analysis is
+    not an import."""
+    root = tmp_path / "shadergpgpu"
+    probe = root / "engine" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text('"""Plans live in shadergpgpu.analysis.plans (see there)."""\n'
+                     'PLAN_MODULES = ("shadergpgpu.analysis.plans.backprop",)\n'
+                     'def load():\n'
+                     '    import importlib\n'
+                     '    return importlib.import_module("..analysis", __package__)\n')
+    monkeypatch.setitem(globals(), "ROOT", root)
+    named = _names_of_analysis([probe])
+    assert named == ["shadergpgpu.engine.probe:2 names shadergpgpu.analysis.plans.backprop",
+                     "shadergpgpu.engine.probe:5 names ..analysis"]
+    assert _upward([probe]) == []      # strings are not imports: only the string rule sees them
+
+
+def test_the_compute_does_not_import_the_analysis(tmp_path, monkeypatch):
+    """An import of the analysis from an algorithm module is an upward import."""
+    root = tmp_path / "shadergpgpu"
+    probe = root / "algorithms" / "probe.py"
+    probe.parent.mkdir(parents=True)
+    probe.write_text("def plan():\n    from ..analysis.plans import get_plan\n")
+    monkeypatch.setitem(globals(), "ROOT", root)
+    assert _upward([probe]) == [
+        "shadergpgpu.algorithms.probe:2 imports shadergpgpu.analysis.plans",
+        "shadergpgpu.algorithms.probe:2 imports shadergpgpu.analysis.plans.get_plan"]
 
 
 def test_no_import_circle_between_algorithms():

@@ -1,12 +1,15 @@
 """Work per fragment of the library's kernels, for the cost model (:mod:`.model`).
 
 Each entry is ``fn(args) -> {"flops", "fetches", "bytes"}``: the work ONE fragment does over a
-whole call (for a kernel with a split loop, the whole range: the engine adds it once per call,
-whatever the number of passes the range is cut into). ``args`` is the call's
+whole call (for a kernel with a split loop, the whole range: the recorder adds it once per
+observed call, whatever the number of passes the range is cut into). ``args`` is the call's
 :class:`~shadergpgpu.engine.kernels.Args` (``args.X`` the layout of input/output X,
-``args.uniforms``, ``args.defines``). A kernel that declares ``work=`` itself wins over this
-table; :func:`lookup` is what :attr:`Kernel.work <shadergpgpu.engine.kernels.Kernel.work>`
-falls back to.
+``args.uniforms``, ``args.defines``). A user's kernel that declares ``work=`` wins over these
+tables (:func:`work_fn`); the library's kernels declare none: their work is here, by name
+(:data:`DECLARED` first, then :data:`TABLE`, then :data:`FAMILIES`).
+
+Why this file is long: it is one table, the work of every library kernel by name; the
+counting conventions below hold for all of it.
 
 Counting conventions (the same for every kernel, so a calibrated rate absorbs the constant):
 
@@ -31,7 +34,10 @@ declared loop trips: 1 fetch and 8 flops per iteration plus one fetch per input)
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Callable
+
+from ..engine.kernels import Args
 
 SIG = 16        # vec4 sigmoid
 IDIV = 16       # an integer division or modulo (no hardware divide: ~16 instructions)
@@ -40,6 +46,9 @@ MAD4 = 8        # vec4 multiply-add
 
 TABLE: dict[str, Callable] = {}
 FAMILIES: list[tuple[re.Pattern, Callable]] = []   # (name pattern, factory(kernel) -> fn(args))
+#: work counted exactly for kernels matched by name pattern, before TABLE and FAMILIES (the
+#: counts their packages used to declare with ``work=``)
+DECLARED: list[tuple[re.Pattern, Callable]] = []
 
 
 def _w(flops, fetches, nbytes, buffer_fetches=0) -> dict:
@@ -57,6 +66,10 @@ def _quads(n) -> int:
 
 def _entry(name: str, fn: Callable) -> None:
     TABLE[name] = fn
+
+
+def _declared(pattern: str, fn: Callable) -> None:
+    DECLARED.append((re.compile(pattern), fn))
 
 
 def _family(pattern: str):
@@ -332,6 +345,115 @@ _family(r"^ops/scan/")(_per_trip(0, 0, 4, 2))
 _family(r"^ops/sort/")(_per_trip(0, 0, 8, 4))
 
 
+# ---- counted exactly, by name pattern (before TABLE and FAMILIES) ----------------------------
+# the engine's own kernels
+_declared(r"^engine/fill$", lambda a: {"flops": 0, "fetches": 0})
+_declared(r"^engine/copy$", lambda a: {"flops": 0, "fetches": 1})
+_declared(r"^engine/saxpy$", lambda a: {"flops": 8, "fetches": 2})
+_declared(r"^engine/combine$", lambda a: {"flops": 4, "fetches": 2})
+
+
+# ops/sort: no float arithmetic (integer comparisons are not
+# counted), 8 "flops" for the two vec4 selections of a (half or lane) compare-exchange stage.
+def _init_work(args) -> dict:
+    # 8 elements read (one fetch each); 6 lane stages and a texel compare-exchange
+    return {"flops": 8.0 * 7, "fetches": 8.0, "bytes": 32.0}
+
+
+def _fold_work(args) -> dict:
+    # GT texels of keys and of indices read; GT - 1 half compare-exchanges, 2 lane stages
+    gt = int(args.defines["GT"])
+    lanes = 2 if args.uniforms.get("lanes") else 0
+    return {"flops": 8.0 * (gt - 1 + lanes), "fetches": 2.0 * gt, "bytes": 32.0}
+
+
+_declared(r"^ops/sort/bitonic_init", _init_work)
+_declared(r"^ops/sort/bitonic_fold", _fold_work)
+
+
+# SGEMM: staging, the uniform-block variants with B transposed and their epilogue
+def _stage_work(a):
+    # one element read per lane, or one texel per output texel (TEXELS: X packed row-major)
+    n = 1 if a.defines["TEXELS"] else 4
+    buf = getattr(a.X, "kind", ("",))[0] == "buffer"
+    return {"flops": 0.0, "fetches": float(n), "bytes": 16.0, "buffer_fetches": float(n * buf)}
+
+
+def _ubo_bt_work(a):
+    # per K-quad: TILE_COLS texels of op(B)^T, 4 N_OUT elements x 4 multiply-adds = 32 N_OUT
+    # flops; A from the uniform block (no fetch)
+    quads = a.uniforms["ks_n"] * a.defines["UNROLL"]
+    return {"flops": 32.0 * a.defines["N_OUT"] * quads,
+            "fetches": float(a.defines["TILE_COLS"] * quads), "bytes": 16.0 * a.defines["N_OUT"]}
+
+
+def _combine_ubo_work(a):
+    # 4 / TILE_COLS texels of the targets, alpha p; with C: 4 lanes of C read, beta c added
+    has_c = a.defines["HAS_C"]
+    return {"flops": 4.0 + 8.0 * has_c, "fetches": 4.0 / a.defines["TILE_COLS"] + 4.0 * has_c,
+            "bytes": 16.0}
+
+
+_declared(r"^sgemm/stage(-block)?$", _stage_work)
+_declared(r"^sgemm/ubo-bt\d", _ubo_bt_work)
+_declared(r"^sgemm/combine-ubo\d", _combine_ubo_work)
+
+
+# backprop: the forward product on uniform-block windows and its gather; the recompute path
+def _ubo_forward_work(a):
+    # per K-quad: 4 texels of A, R vec4 of W from the block (no fetch), R x 16 multiply-adds
+    quads = _quads(a.A.rows)
+    R = a.defines["TILE_ROWS"]
+    return {"flops": 32.0 * R * quads, "fetches": 4.0 * quads, "bytes": 16.0 * R}
+
+
+def _ubo_gather_work(a):
+    # one target texel read (the branch every fragment of a block takes alike), f, the mask;
+    # the output layer also reads T and writes the error
+    last = "T" in vars(a)
+    return {"flops": 20.0 + 12 * last, "fetches": 1.0 + last, "bytes": 16.0 * (1 + last)}
+
+
+def _rc_forward_work(a):
+    # a computing fragment (rows r > 0 of the output layer; row 0 writes its constant): the
+    # inputs scaled once (4 per row); per hidden unit (4 nq - 1 of them, the threshold row
+    # being a constant) the weight w0 scaled (1), IN_ROWS - 1 vec4 multiply-adds, a vec4
+    # sigmoid and the output's multiply-add; then the output's scale, sigmoid, mask and error
+    # (4 + 16 + 4 + 12); X rows 1 .. IN_ROWS - 1 and T
+    rows = a.defines["IN_ROWS"]
+    per_unit = 1 + 8 * (rows - 1) + 16 + 8
+    units = 4 * a.uniforms["nq"] - 1
+    live = (a.OUT.rows - 1) / a.OUT.rows
+    return {"flops": live * (4 * (rows - 1) + units * per_unit + 36),
+            "fetches": live * rows, "bytes": 32.0}
+
+
+def _rc_gradient_work(a):
+    # per training-vector texel: IN_ROWS - 1 X texels and OUTS error texels; the activation
+    # (IN_ROWS - 1 vec4 multiply-adds, a sigmoid), e = a (1 - a) (sum_o W2[i][o] d_o) (12, and
+    # 8 per output past the first), IN_ROWS gradient sums (4 + 8 each past the first) and OUTS
+    # (8 each); once: the weights (1 + OUTS fetches, 4 to scale), the lane sums (2 x 4 dots of
+    # 7) and with one output the sums times its weight (16)
+    rows, outs = a.defines["IN_ROWS"], a.defines["OUTS"]
+    texels = a.X.grid_w / a.OUT0.rows
+    per = 8 * (rows - 1) + 16 + 12 + 8 * (outs - 1) + 4 + 8 * (rows - 1) + 8 * outs
+    return {"flops": texels * per + 4 + 56 + 16 * (outs == 1),
+            "fetches": texels * (rows - 1 + outs) + 1 + outs, "bytes": 32.0}
+
+
+def _rc_apply_work(a):
+    # per chunk one P texel (layer 1) or four (layer 2) added; the weights, eta, the mask
+    per = 1 if a.defines["LAYER"] == 1 else 4
+    return {"flops": 4.0 * a.P.rows + 12, "fetches": per * a.P.rows + 1.0, "bytes": 16.0}
+
+
+_declared(r"^backprop/forward-ubo\d", _ubo_forward_work)
+_declared(r"^backprop/activate-ubo", _ubo_gather_work)
+_declared(r"^backprop/rc-forward-", _rc_forward_work)
+_declared(r"^backprop/rc-gradient-", _rc_gradient_work)
+_declared(r"^backprop/rc-apply\d", _rc_apply_work)
+
+
 def generic(kernel) -> Callable:
     """Estimate for a kernel nobody counted: 8 flops and 1 fetch per declared loop iteration,
     plus one fetch per input and 8 flops."""
@@ -348,8 +470,11 @@ def generic(kernel) -> Callable:
 
 
 def lookup(kernel, fallback: bool = True) -> Callable | None:
-    """The work function for ``kernel`` (by name): the table, a family, or the generic estimate
-    (``fallback``); None for none."""
+    """The work function for ``kernel`` (by name): the declared patterns, the table, a family,
+    or the generic estimate (``fallback``); None for none."""
+    fn = next((f for p, f in DECLARED if p.search(kernel.name)), None)
+    if fn is not None:
+        return fn
     fn = TABLE.get(kernel.name)
     if fn is None:
         for pat, factory in FAMILIES:
@@ -378,7 +503,7 @@ def coverage(kernels) -> dict:
     """{"declared": [...], "counted": [...], "family": [...], "estimated": [...]} names."""
     out = {"declared": [], "counted": [], "family": [], "estimated": []}
     for k in kernels:
-        if getattr(k, "_declared_work", None) is not None:
+        if getattr(k, "work", None) is not None or any(p.search(k.name) for p, _ in DECLARED):
             out["declared"].append(k.name)
         elif k.name in TABLE:
             out["counted"].append(k.name)
@@ -387,3 +512,36 @@ def coverage(kernels) -> dict:
         else:
             out["estimated"].append(k.name)
     return {k: sorted(v) for k, v in out.items()}
+
+
+_FNS = weakref.WeakKeyDictionary()     # kernel -> its work function from lookup
+
+
+def work_fn(kernel) -> Callable | None:
+    """The work function of ``kernel``: its own ``work=``, else :func:`lookup`'s."""
+    fn = kernel.work
+    if fn is not None:
+        return fn
+    got = _FNS.get(kernel)
+    if got is None:
+        got = _FNS[kernel] = lookup(kernel)
+    return got
+
+
+def work_of(kernel, layouts: dict, uniforms: dict, defines: dict,
+            size: tuple | None = None) -> tuple | None:
+    """(flops, fetches, bytes written, buffer fetches, kernel name, width, height) of one
+    fragment over a whole call (the buffer fetches are the part of the fetches that read
+    buffer textures; the name lets the cost model price each kernel's draws apart; width and
+    height: the drawn rectangle, ``size``, else the first output's texture, whose tiles the
+    model counts), or None."""
+    fn = work_fn(kernel)
+    if fn is None:
+        return None
+    w = fn(Args(layouts, uniforms, defines))
+    if size is None:
+        out = layouts.get(next(iter(kernel.outputs), None))
+        size = out.tex_size if out is not None else (0, 0)
+    return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
+            float(w.get("bytes", 16 * len(kernel.outputs))),
+            float(w.get("buffer_fetches", 0)), kernel.name, int(size[0]), int(size[1]))

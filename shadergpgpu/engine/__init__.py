@@ -7,8 +7,8 @@ program cache), ``kernels`` (declared kernels: inputs, outputs, typed uniforms, 
 and ``calls`` (``Device.run``: the checked path and the cached quick path of a known call),
 ``transfer`` (uploads and readbacks, mapped buffers), ``device`` (ties them together),
 ``validation`` (input checks shared by every algorithm), ``sanitizer`` (debug mode: reads out
-of range, NaN/Inf made by a kernel). The pass plans, the cost model and its calibration are
-:mod:`shadergpgpu.analysis`, which observes the engine (:meth:`Device.observe`).
+of range, NaN/Inf made by a kernel), ``observe`` (what the engine reports to listeners:
+:meth:`Device.observe`; pass plans and cost models listen from outside the engine).
 """
 from .arrays import DeviceArray, TexturePool
 from .context import Capabilities

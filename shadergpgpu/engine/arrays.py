@@ -270,7 +270,7 @@ def upload(array, data: np.ndarray) -> None:
     dev = array.device
     if dev.tracer is not None:
         dev.tracer.upload(array.texture, data, array)
-    dev.counter.event("upload", data.nbytes)
+    dev.report("upload", data.nbytes)
     from .transfer import write
     write(array, data)
 

@@ -133,8 +133,8 @@ class BlockArray(Releasable):
         ``offset``, on the GPU. ``nbytes``: how much of the texture is meant (default all of
         it); a wrapped texture's tail past it must fit in the buffer too."""
         size = array.layout.nbytes
-        # the cost model prices the copy (a driver may wait for the passes writing the texture)
-        self.device.counter.event("buffer_copy", size)
+        # reported: a driver may wait for the passes writing the texture
+        self.device.report("buffer_copy", size)
         if offset < 0 or offset + size > self.buffer.size:
             if nbytes is None or offset + nbytes > self.buffer.size:
                 raise ValueError("the texture does not fit in the block buffer at that offset")

@@ -3,13 +3,9 @@ from __future__ import annotations
 
 from .kernels import In, declare
 
-FILL = declare("engine/fill.frag", uniforms={"value": "float"}, name="engine/fill",
-               work=lambda a: {"flops": 0, "fetches": 0})
-COPY = declare("engine/copy.frag", inputs={"X": In(like="OUT")}, name="engine/copy",
-               work=lambda a: {"flops": 0, "fetches": 1})
+FILL = declare("engine/fill.frag", uniforms={"value": "float"}, name="engine/fill")
+COPY = declare("engine/copy.frag", inputs={"X": In(like="OUT")}, name="engine/copy")
 SAXPY = declare("engine/saxpy.frag", inputs={"X": In(like="OUT"), "Y": In(like="OUT")},
-                uniforms={"alpha": "float"}, name="engine/saxpy",
-                work=lambda a: {"flops": 8, "fetches": 2})
+                uniforms={"alpha": "float"}, name="engine/saxpy")
 COMBINE = declare("engine/combine.frag", inputs={"A": In(like="OUT"), "B": In(like="OUT")},
-                  defines={"MODE": 0}, name="engine/combine",
-                  work=lambda a: {"flops": 4, "fetches": 2})
+                  defines={"MODE": 0}, name="engine/combine")

@@ -9,7 +9,8 @@ one dictionary lookup on the kernel and the argument names (a few per set of nam
 of layouts, e.g. the levels of a reduction). It checks what can change between calls (the
 arrays alive, on the device, of the remembered layouts, no array both read and written; the
 uniform values' types), writes only the uniforms whose values changed, and counts its draws in
-one :class:`~shadergpgpu.engine.counter.Tally`. Anything it does not cover returns False before
+one :class:`~shadergpgpu.engine.counter.Tally` (and reports them to the device's listeners,
+:mod:`.observe`, while any is attached). Anything it does not cover returns False before
 drawing, and the full path runs and says what is wrong.
 """
 from __future__ import annotations
@@ -19,7 +20,6 @@ from .counter import STALE
 from .kernels import check_uniform
 
 _NONE = object()
-_UNSET = object()
 
 #: Fast paths kept per kernel and argument names (one per set of layouts, newest first).
 QUICK_LAYOUTS = 4
@@ -41,8 +41,8 @@ def _live(dev, inputs: dict, outs: dict) -> bool:
 
 
 class _Reads(dict):
-    """Uniform values as a call's loop, split and work functions see them, noting the names
-    they read (all of them, for anything that goes over every value)."""
+    """Uniform values as a call's loop and split functions see them, noting the names they
+    read (all of them, for anything that goes over every value)."""
 
     __slots__ = ("read",)
 
@@ -123,11 +123,11 @@ class _Reads(dict):
 class _Signature:
     """What one call signature decided (see :meth:`Drawing.run`): the compiled kernel, the
     defines, uniform types and defaults, the layouts' shape uniforms, the viewport, and the
-    loop cuts and declared work per set of uniform values (they are functions of them)."""
+    loop cuts per set of uniform values (they are functions of them)."""
 
     __slots__ = ("dev", "kernel", "layouts", "defs", "slices", "compiled", "types", "defaults",
                  "shapes", "out_names", "viewport", "frags", "mode", "_plans", "_fixed",
-                 "_used", "_work_fn", "fbo", "fbo_textures", "fbo_epoch", "work_key", "size")
+                 "_used", "fbo", "fbo_textures", "fbo_epoch", "size")
 
     def __init__(self, dev, kernel, layouts, defs, slices, size=None):
         self.dev, self.kernel, self.layouts, self.defs = dev, kernel, layouts, defs
@@ -135,22 +135,15 @@ class _Signature:
         self.size = size            # the drawn rectangle (w, h); None: the whole output
         self._plans: dict = {}
         self._used: tuple = ()      # the uniforms the plans read so far (their cache key)
-        self.fbo = self.fbo_textures = self.work_key = None
+        self.fbo = self.fbo_textures = None
         self.fbo_epoch = -1
-        self._work_fn = kernel.__dict__.get("_declared_work")
-        # no loop, no split, no declared work: the plan does not depend on the values
-        self._fixed = ([], None) if kernel.loop is None and kernel.split is None and \
-            kernel.work is None else None
+        # no loop, no split: the plan does not depend on the values
+        self._fixed = [] if kernel.loop is None and kernel.split is None else None
 
-    def plan(self, vals: dict) -> tuple:
-        """(loop cuts, declared work) for these uniform values: computed once per values of
-        the uniforms that the kernel's loop, split and work functions read (once for all
-        values when they read none), as the signature fixes the layouts and defines."""
-        if self.kernel.__dict__.get("_declared_work") is not self._work_fn:  # work= changed
-            self._work_fn = self.kernel.__dict__.get("_declared_work")
-            self._plans.clear()
-            self._fixed = None
-            self._used = ()
+    def plan(self, vals: dict) -> list:
+        """The loop cuts for these uniform values: computed once per values of the uniforms
+        that the kernel's loop and split functions read (once for all values when they read
+        none), as the signature fixes the layouts and defines."""
         if self._fixed is not None:
             return self._fixed
         used = self._used
@@ -162,8 +155,7 @@ class _Signature:
         if got is None:
             k, d = self.kernel, self.defs
             reads = _Reads(vals)
-            got = (k.slices(self.layouts, reads, d, self.dev.loop_cap, self.slices or 1),
-                   k.work_of(self.layouts, reads, d, self.size))
+            got = k.slices(self.layouts, reads, d, self.dev.loop_cap, self.slices or 1)
             new = reads.read.difference(used)
             if new:     # a value not read before decides this plan: key on it from now on
                 used = self._used = used + tuple(sorted(new, key=repr))
@@ -193,14 +185,14 @@ class _Signature:
 class QuickCall:
     """The fast path of one plain call signature (see the module docstring)."""
 
-    __slots__ = ("memo", "out_layouts", "in_layouts", "work", "tally", "fbo", "fbo_tex",
+    __slots__ = ("memo", "out_layouts", "in_layouts", "planned", "tally", "fbo", "fbo_tex",
                  "fbo_epoch")
 
     def __init__(self, memo: _Signature, out_layouts: tuple, in_layouts: tuple):
         self.memo = memo
         self.out_layouts = out_layouts
         self.in_layouts = in_layouts
-        self.work = _UNSET          # the declared work of the last call's values
+        self.planned = False        # the last call's values drew in one pass
         self.tally = STALE
         self.fbo = None
         self.fbo_tex = ()           # the output textures of the framebuffer kept
@@ -224,14 +216,14 @@ class QuickCall:
         memo = self.memo
         c = memo.compiled
         kernel = memo.kernel
-        if not c.alive or kernel.__dict__.get("_declared_work") is not memo._work_fn:
-            return False    # dropped by the compiled-kernel cache, or work= changed
+        if not c.alive:
+            return False    # dropped by the compiled-kernel cache
         st = c.state
         held = st.held
         # another call or pass used the program since (the full path of this signature
-        # too: it may have put values that this fast path's declared work does not follow)
+        # too: it may have put values whose loop cuts this fast path has not planned)
         fresh = st.owner is not self
-        changed = fresh or self.work is _UNSET
+        changed = fresh or not self.planned
         put = c.put
         vals = None
         if uniforms:
@@ -265,14 +257,12 @@ class QuickCall:
                 try:
                     fixed = memo.plan(vals)
                 except Exception:       # e.g. a loop over the cap: the full path raises it
-                    self.work = _UNSET
+                    self.planned = False
                     return False
-            if fixed[0]:                # cut across passes: the full path draws them
-                self.work = _UNSET
+            if fixed:                   # cut across passes: the full path draws them
+                self.planned = False
                 return False
-            if fixed[1] is not self.work and fixed[1] != self.work:
-                self.work = fixed[1]
-                self.tally = STALE      # counted under another work entry
+            self.planned = True
         w = dev._written
         if len(outs) == 1:
             texs = outs[0].texture
@@ -298,11 +288,21 @@ class QuickCall:
             c.vao.mglo.render(4, 3, 0, -1)     # moderngl's render, without its wrapper
             t = self.tally
             if t.label is not cnt.label or t.gen is not cnt._gen:
-                t = self.tally = cnt.tally(kernel.name, "draw", memo.frags, self.work, ("run",))
+                t = self.tally = cnt.tally(kernel.name, "draw", memo.frags, ("run",))
             t.n += 1
+            if dev._observers:
+                self._report(dev, held)
+                dev._emit_pass(kernel.name, memo.frags, len(outs), None, "draw")
             return True
         cnt._events[cnt.label, "run"] += 1
-        if self.work is not None:
-            cnt.add_work(memo.frags, self.work)
+        if dev._observers:
+            self._report(dev, held)
         dev._draw(c, self.fbo, None, None, memo.frags)
         return True
+
+    def _report(self, dev, held: dict) -> None:
+        """Hand the call to the device's listeners (its uniforms as the program holds them)."""
+        memo = self.memo
+        k = memo.kernel
+        dev._emit_call(k, memo.layouts, {n: held.get(n) for n in k.uniforms}, memo.defs,
+                       memo.frags, memo.size)

@@ -237,7 +237,7 @@ class Device(Drawing):
         pool = self.pool
         made = pool.created
         tex = pool.take(layout.tex_size)
-        self.counter.event("alloc" if pool.created == made else "texture")
+        self.report("alloc" if pool.created == made else "texture")
         return DeviceArray(self, layout, shape, tex)
 
     def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
@@ -453,7 +453,7 @@ class Device(Drawing):
     def finish(self) -> None:
         """Wait until the GPU has finished every pass issued so far."""
         self.activate()
-        self.counter.event("finish")    # the cost model prices the wait's latency
+        self.report("finish")
         self.ctx.finish()
         self._written = ()
 

@@ -17,6 +17,7 @@ from . import sanitizer as _sanitizer
 from .arrays import DeviceArray
 from .calls import QUICK_LAYOUTS, QuickCall, _live, _Signature
 from .kernels import Kernel, check_uniform
+from .observe import Observable
 from .passes import CONTEXT, Compiled, Pass, blend_mode
 
 _BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
@@ -44,8 +45,9 @@ def _combine_mode(blend, accumulate):
 
 
 
-class Drawing:
-    """Mixin of :class:`~shadergpgpu.engine.device.Device`: running kernels as render passes."""
+class Drawing(Observable):
+    """Mixin of :class:`~shadergpgpu.engine.device.Device`: running kernels as render passes
+    (reported to the device's listeners, :mod:`.observe`)."""
 
     def run(self, kernel: Kernel, outputs, inputs: dict | None = None,
             uniforms: dict | None = None, defines: dict | None = None, blend=False, rect=None,
@@ -117,7 +119,9 @@ class Drawing:
                 vals[k] = v
             else:
                 vals[k] = check_uniform(kernel.name, k, t, v)
-        cuts, work = memo.plan(vals)
+        cuts = memo.plan(vals)
+        if self._observers:
+            self._emit_call(kernel, memo.layouts, vals, memo.defs, memo.frags, memo.size)
         c = memo.compiled
         if not c.alive:  # dropped by the compiled-kernel cache: compile again
             c = memo.compiled = self.compiled(kernel, inputs, outs, memo.defs)
@@ -133,10 +137,10 @@ class Drawing:
         self._note_dependent(kernel, inputs, arrs)
         mode = memo.mode
         if cuts or (mode is not None and not self.float_blending):
-            return self._draw_call(c, inputs, arrs, memo.viewport, memo.frags, mode, work,
-                                   cuts, kernel.split, None)
+            return self._draw_call(c, inputs, arrs, memo.viewport, memo.frags, mode, cuts,
+                                   kernel.split, None)
         # one plain draw: bind, the framebuffer this signature used last (while the cache
-        # kept it), the declared work, draw
+        # kept it), draw
         for name, unit in c.units:
             inputs[name].bind(unit)
         fbo = memo.fbo
@@ -145,14 +149,6 @@ class Drawing:
             fbo = memo.fbo = self._framebuffer(arrs)
             memo.fbo_textures = [a.texture for a in arrs]
             memo.fbo_epoch = self._fbo_epoch
-        if work is not None:
-            cnt = self.counter
-            key = memo.work_key
-            if key is None or key[0] is not cnt.label or key[2] is not work:
-                key = memo.work_key = (cnt.label, memo.frags, work)
-                cnt.fold_if_large()
-            log = cnt.work_log
-            log[key] = log.get(key, 0) + 1
         self._draw(c, fbo, memo.viewport, mode, memo.frags)
         return 1
 
@@ -184,7 +180,9 @@ class Drawing:
         viewport, frags = self._viewport(arrs, rect)
         memo = _Signature(self, kernel, layouts, defs, slices,
                           None if viewport is None else viewport[2:])
-        cuts, work = memo.plan(vals)
+        cuts = memo.plan(vals)
+        if self._observers:
+            self._emit_call(kernel, layouts, dict(vals), defs, frags, memo.size)
         c = self.compiled(kernel, inputs, outs, defs)
         for n, a in layouts.items():
             vals[f"sg_{n}_shape"] = a.shape_uniform
@@ -200,18 +198,16 @@ class Drawing:
             if len(calls) >= self.cache_size:  # bounded, oldest out (a hit costs no reorder)
                 del calls[next(iter(calls))]
             calls[sig] = memo
-        return self._draw_call(c, inputs, arrs, viewport, frags, mode, work, cuts,
-                               kernel.split, watch)
+        return self._draw_call(c, inputs, arrs, viewport, frags, mode, cuts, kernel.split,
+                               watch)
 
-    def _draw_call(self, c, inputs, arrs, viewport, frags, mode, work, cuts, split, watch):
+    def _draw_call(self, c, inputs, arrs, viewport, frags, mode, cuts, split, watch):
         def bind():
             for name, unit in c.units:
                 inputs[name].bind(unit)
 
         bind()
         fbo = self._framebuffer(arrs)
-        if work is not None:
-            self.counter.add_work(frags, work)
         if not cuts:
             drawn = self._issue(c, fbo, arrs, viewport, mode, frags, bind)
         else:
@@ -393,7 +389,7 @@ class Drawing:
 
     def _note_dependent(self, kernel, inputs: dict, outs: list) -> None:
         """Count a switch of render target and a dependent pass (one reading what the previous
-        draw wrote: a renderer cannot overlap the two); the cost model prices both. On every
+        draw wrote: a renderer cannot overlap the two). On every
         draw: kept to a few identity tests where the target stays."""
         written = self._written
         if len(outs) == 1:
@@ -468,6 +464,9 @@ class Drawing:
             if key[0] is not label:
                 key = compiled.draw_key = (label, compiled.kernel.name, "draw")
             c._kpasses[key] += 1
+        if self._observers:
+            self._emit_pass(compiled.kernel.name, fragments, len(fbo.color_attachments), blend,
+                            "draw")
         if viewport is not None:
             fbo.viewport = (0, 0) + fbo.size
 

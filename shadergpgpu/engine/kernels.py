@@ -165,8 +165,10 @@ class Kernel:
     hint : what the user can change when the loop budget refuses a call.
     work : function(:class:`Args`) -> dict with the work of ONE fragment: ``flops``,
         ``fetches`` (texel fetches), optionally ``bytes`` written (default 16 per output)
-        and ``buffer_fetches`` (the part of ``fetches`` that reads buffer textures);
-        the pass counter accumulates it per phase (the cost model reads it).
+        and ``buffer_fetches`` (the part of ``fetches`` that reads buffer textures). The
+        engine keeps it and never calls it: a listener that prices the calls it observes
+        (:meth:`Device.observe <shadergpgpu.engine.device.Device.observe>`) may read it from
+        each call's kernel.
     """
 
     def __init__(self, file: str | Path | None = None, *, source: str | None = None,
@@ -334,40 +336,6 @@ class Kernel:
         cost = int(s.cost(args)) if callable(s.cost) else int(s.cost)
         extra = int(s.extra(args)) if callable(s.extra) else int(s.extra)
         return max(1, cost), max(0, extra)
-
-    @property
-    def work(self):
-        """The declared ``work=`` function, else the cost model's table
-        (:func:`shadergpgpu.analysis.work.lookup`, by kernel name)."""
-        fn = self.__dict__.get("_declared_work")
-        if fn is None:
-            fn = self.__dict__.get("_table_work")
-            if fn is None:
-                from ..analysis.work import lookup
-                fn = self.__dict__["_table_work"] = lookup(self)
-        return fn
-
-    @work.setter
-    def work(self, fn):
-        self.__dict__["_declared_work"] = fn
-        self.__dict__.pop("_table_work", None)
-
-    def work_of(self, layouts: dict, uniforms: dict, defines: dict,
-                size: tuple | None = None) -> tuple | None:
-        """(flops, fetches, bytes written, buffer fetches, kernel name, width, height) of one
-        fragment over a whole call (the buffer fetches are the part of the fetches that read
-        buffer textures; the name lets the cost model price each kernel's draws apart; width
-        and height: the drawn rectangle, ``size``, else the first output's texture, whose
-        tiles the model counts), or None."""
-        if self.work is None:
-            return None
-        w = self.work(Args(layouts, uniforms, defines))
-        if size is None:
-            out = layouts.get(next(iter(self.outputs), None))
-            size = out.tex_size if out is not None else (0, 0)
-        return (float(w.get("flops", 0)), float(w.get("fetches", 0)),
-                float(w.get("bytes", 16 * len(self.outputs))),
-                float(w.get("buffer_fetches", 0)), self.name, int(size[0]), int(size[1]))
 
     def slices(self, layouts: dict, uniforms: dict, defines: dict, cap: int | None,
                at_least: int = 1) -> list[tuple[int, int]]:

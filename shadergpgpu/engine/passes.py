@@ -169,21 +169,14 @@ class Pass:
         k = self.kernel
         self._u = {n: c.handle(n) for n in self.values}
         self._cuts = []
-        self._work = None
-        self._wkey = (None,)
         self._tally = STALE   # the fast path's count of draws (folded when the counter is read)
         self._plan_reads = None
-        if all(n in self.values for n in k.uniforms):
+        if self._checks and all(n in self.values for n in k.uniforms):
             from .calls import _Reads
-            layouts = {n: a.layout for n, a in list(self.inputs.items()) +
-                       list(self.outputs.items())}
             user = _Reads({n: v for n, v in self.values.items() if n in k.uniforms})
-            self._work = k.work_of(layouts, user, self.defines,
-                                   None if self.rect is None else tuple(self.rect)[2:])
-            if self._checks:
-                self._cuts = k.slices(layouts, user, self.defines, self.device.loop_cap)
-            # the uniforms the work, loop and split functions read: only a new value of one
-            # of them plans again (set())
+            self._cuts = k.slices(self._layouts(), user, self.defines, self.device.loop_cap)
+            # the uniforms the loop and split functions read: only a new value of one of them
+            # plans again (set())
             self._plan_reads = frozenset(user.read)
         self._plain = not self._cuts and self._viewport is None and not self.device.debug
 
@@ -205,7 +198,7 @@ class Pass:
             for n in uniforms:
                 if n not in u:
                     u[n] = self.compiled.handle(n)
-        elif self._checks or self._work is not None or self.kernel.work is not None:
+        elif self._checks:
             self._plan()
         else:
             for n in uniforms:
@@ -278,9 +271,8 @@ class Pass:
             self._check_live()
         st = self._state
         if uniforms:
-            if (self._checks and not self._outside_plan(uniforms)) or \
-                    (self._work is not None and not self._plan_reads.isdisjoint(uniforms)):
-                # a value the plan reads (the loop's cuts, the declared work): plan again
+            if self._checks and not self._outside_plan(uniforms):
+                # a value the plan reads (the loop's cuts): plan again
                 self.set(**uniforms)
             else:
                 u = self._u
@@ -312,18 +304,16 @@ class Pass:
             self._render(4, 3, 0, -1)
             t = self._tally
             if t.label is not cnt.label or t.gen is not cnt._gen:
-                t = self._tally = cnt.tally(self.kernel.name, "prepared", self._fragments,
-                                            self._work)
+                t = self._tally = cnt.tally(self.kernel.name, "prepared", self._fragments)
             t.n += 1
+            if dev._observers:
+                self._report()
+                dev._emit_pass(self.kernel.name, self._fragments, len(self._outs), self.blend,
+                               "prepared")
             return
         c = self.compiled
-        if self._work is not None:
-            key = self._wkey
-            if key[0] is not cnt.label:
-                key = self._wkey = (cnt.label, self._fragments, self._work)
-                cnt.fold_if_large()
-            log = cnt.work_log
-            log[key] = log.get(key, 0) + 1
+        if dev._observers:
+            self._report()
         if self._cuts:
             dev._issue_slices(c, self._fbo, self._outs, self._viewport, self.blend,
                               self._fragments, self._rebind, self._cuts, self.kernel.split)
@@ -333,9 +323,23 @@ class Pass:
 
     __call__ = run
 
+    def _layouts(self) -> dict:
+        return {n: a.layout for n, a in list(self.inputs.items()) + list(self.outputs.items())}
+
+    def _report(self, size=None, count: int = 1, values=None, fragments=None) -> None:
+        """Hand one call (``count`` alike) to the device's listeners."""
+        k = self.kernel
+        vals = self.values if values is None else values
+        if size is None and self.rect is not None:
+            size = tuple(self.rect)[2:]
+        self.device._emit_call(k, self._layouts(), {n: v for n, v in vals.items()
+                                                    if n in k.uniforms},
+                               self.defines, self._fragments if fragments is None else fragments,
+                               size, count)
+
     def _outside_plan(self, uniforms) -> bool:
         """Whether new ``uniforms`` of a loop or split kernel leave its plan as it is (none of
-        them read by its loop, split or work functions) and are plain numbers of their
+        them read by its loop or split functions) and are plain numbers of their
         declared types: then they are written as on the fast path, with no new plan."""
         reads = self._plan_reads
         if reads is None or not reads.isdisjoint(uniforms):
@@ -353,7 +357,7 @@ class Pass:
 
     def _switched(self, cnt) -> None:
         """Count a draw into another target than the previous draw's, and a dependent pass
-        when it reads what that draw wrote (the cost model prices both)."""
+        when it reads what that draw wrote."""
         dev = self.device
         written = dev._written
         label = cnt.label
@@ -387,10 +391,8 @@ class Pass:
         dev = self.device
         fast = self._plain and (self.blend is None or dev.float_blending)
         if dev.timing or dev.tracer is not None or h is None or len(values) == 1 or \
-                self._checks or not fast or \
-                (self._work is not None and name in self._plan_reads):
-            # sub-rectangles, split loops and emulated accumulation need the full path (and
-            # declared work that reads the uniform: each value's work is counted)
+                self._checks or not fast:
+            # sub-rectangles, split loops and emulated accumulation need the full path
             for v in values[1:]:
                 self.run(**{name: v})
             return len(values)
@@ -412,8 +414,13 @@ class Pass:
         self._state.held[name] = checked[-1]
         self.device.counter.record(self._fragments, count=len(values) - 1,
                                    kernel=self.kernel.name, path="repeat")
-        if self._work is not None:
-            self.device.counter.add_work(self._fragments, self._work, count=len(values) - 1)
+        if dev._observers:      # each value's call: its uniforms may decide what it does
+            vals = dict(self.values)
+            for v in checked:
+                vals[name] = v
+                self._report(values=vals)
+            dev._emit_pass(self.kernel.name, self._fragments, len(self._outs), self.blend,
+                           "repeat", count=len(checked))
         return len(values)
 
     def sweep(self, rects, each=None) -> int:
@@ -443,9 +450,8 @@ class Pass:
             for use, unit in binds:
                 use(unit)
             viewport, frags = dev._viewport(outs, rect)
-            if self._work is not None:
-                dev.counter.add_work(frags, self._work if viewport is None else
-                                    (*self._work[:5], *viewport[2:]))
+            if dev._observers:
+                self._report(None if viewport is None else viewport[2:], fragments=frags)
             seen = dev._fbo_epoch
             drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
             if self._state.owner is not self:  # an emulated accumulation ran other kernels

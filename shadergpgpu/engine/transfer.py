@@ -263,7 +263,7 @@ def read(array, out=None) -> np.ndarray:
     dest = out if (direct and out is not None) else \
         np.empty(array.shape if direct else (lay.tex_h, lay.tex_w, 4), dtype=np.float32)
     nbytes = lay.nbytes
-    dev.counter.event("readback", nbytes)
+    dev.report("readback", nbytes)
     dev._written = ()                  # the device is idle after a readback
     if _straight(dev, nbytes):
         array.texture.read_into(dest)
@@ -297,7 +297,7 @@ class Readback:
             self._pbo = None
             return
         self._pbo = dev._pbos.take(lay.nbytes)
-        dev.counter.event("readback", lay.nbytes)
+        dev.report("readback", lay.nbytes)
         _issue(dev, array, self._pbo)
         dev.flush()
 
@@ -338,7 +338,7 @@ def read_rect(dev, a, rect) -> np.ndarray:
     ``a`` inside ``rect`` = (x, y, w, h), read back now."""
     dev.activate()
     x, y, w, h = (int(v) for v in rect)
-    dev.counter.event("readback", 16 * w * h)
+    dev.report("readback", 16 * w * h)
     dev._written = ()                  # the device is idle after a readback
     fbo = dev._framebuffer([a])
     out = np.frombuffer(fbo.read(viewport=(x, y, w, h), components=4, dtype="f4"),

@@ -64,37 +64,22 @@ FOLD_LOG2 = 3
 _WORK = In(packed=True, order="row")
 
 
-# Work per fragment for the cost model: no float arithmetic (integer comparisons are not
-# counted), 8 "flops" for the two vec4 selections of a (half or lane) compare-exchange stage.
-def _init_work(args) -> dict:
-    # 8 elements read (one fetch each); 6 lane stages and a texel compare-exchange
-    return {"flops": 8.0 * 7, "fetches": 8.0, "bytes": 32.0}
-
-
-def _fold_work(args) -> dict:
-    # GT texels of keys and of indices read; GT - 1 half compare-exchanges, 2 lane stages
-    gt = int(args.defines["GT"])
-    lanes = 2 if args.uniforms.get("lanes") else 0
-    return {"flops": 8.0 * (gt - 1 + lanes), "fetches": 2.0 * gt, "bytes": 32.0}
-
-
-def _kernels(file, inputs, uniforms, defines, name, work):
+def _kernels(file, inputs, uniforms, defines, name):
     """The variants of a pass: (FINAL, OUT_PACKED) = (0, 1) into the work arrays (packed, row
     order), (1, 1) the last pass into outputs packed in row order (a fragment computes its texel
     once), (1, 0) the last pass into outputs of any layout (each lane computes its own)."""
     return {(final, packed): declare(
-        file, inputs=inputs, outputs=2, uniforms=uniforms, work=work,
+        file, inputs=inputs, outputs=2, uniforms=uniforms,
         defines=dict(defines, FINAL=final, OUT_PACKED=packed),
         name=name + ("_last" if final else "") + ("" if packed else "_any"))
         for final, packed in ((0, 1), (1, 1), (1, 0))}
 
 
 _U = {"n_real": "int", "flatten": "int", "rsh": "int", "tsh": "int"}
-INIT = _kernels("ops/sort/bitonic_init.frag", ("X",), _U, {}, "ops/sort/bitonic_init",
-                _init_work)
+INIT = _kernels("ops/sort/bitonic_init.frag", ("X",), _U, {}, "ops/sort/bitonic_init")
 FOLD = _kernels("ops/sort/bitonic_fold.frag", {"K": _WORK, "I": _WORK, "X": In()},
                 dict(_U, block="int", lsh="int", lanes="int"), {"GT": 2 ** FOLD_LOG2},
-                "ops/sort/bitonic_fold", _fold_work)
+                "ops/sort/bitonic_fold")
 
 
 def _fold_log2(fold) -> int:

@@ -88,7 +88,7 @@ Device profiles (``Device(profile=...)``, e.g. the paper's GeForce 7800 GTX): bo
 adapt instead of failing. Accumulation goes through ``accumulate="add"``, which the engine turns
 into ping-pong passes (draw into a temporary, combine, copy back: 1 + 2 per output) where the
 device has no float32 blending; tiles use at most the profile's draw buffers; loops are cut at
-its loop cap; arrays wrap at its texture size. the pass plans (:mod:`shadergpgpu.analysis.plans.backprop`)
+its loop cap; arrays wrap at its texture size. The pass plans (:mod:`shadergpgpu.analysis.plans.backprop`)
 take ``profile=`` (or ``device=``), so the plan equals the counter under every profile.
 
 Where things live (the public names are re-exported here, so ``backprop.MLP``,

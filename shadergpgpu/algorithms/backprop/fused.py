@@ -53,7 +53,7 @@ class _Mirror:
         self.refresh()
 
     def refresh(self):
-        self.W.device.counter.event("buffer_copy", self.W.layout.nbytes)   # the cost model's
+        self.W.device.report("buffer_copy", self.W.layout.nbytes)
         self.W.texture.read_into(self.buf.buffer, alignment=4)
 
     @staticmethod

@@ -139,32 +139,17 @@ TACT = {last: _tiled("tile_activate.frag", "activate-tile" + ("-output" if last 
 # draw per window, every fragment of a block of target rows reading one address per K-quad;
 # its gather pass maps the windows' rows back (uniforms hw: tile rows per window, rpt: target
 # texture rows per tile row, adapt._ubo_targets)
-def _ubo_forward_work(a):
-    # per K-quad: 4 texels of A, R vec4 of W from the block (no fetch), R x 16 multiply-adds
-    quads = _quads(a.A.rows)
-    R = a.defines["TILE_ROWS"]
-    return {"flops": 32.0 * R * quads, "fetches": 4.0 * quads, "bytes": 16.0 * R}
-
-
-def _ubo_gather_work(a):
-    # one target texel read (the branch every fragment of a block takes alike), f, the mask;
-    # the output layer also reads T and writes the error
-    last = "T" in vars(a)
-    return {"flops": 20.0 + 12 * last, "fetches": 1.0 + last, "bytes": 16.0 * (1 + last)}
-
-
 UFWD_TILE = _tiled("tile_forward.frag", "forward-ubo",
                    lambda p, R: {"WB": _BLOCK, "A": _rows(p)}, rows=(4, 8),
                    uniforms={"hw": "int", "rpt": "int"},
                    defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": 0, "WUBO": 1},
-                   loop=lambda a: _quads(a.A.rows), work=_ubo_forward_work, hint=_HINT)
+                   loop=lambda a: _quads(a.A.rows), hint=_HINT)
 UTACT = {last: _tiled("tile_activate.frag", "activate-ubo" + ("-output" if last else ""),
                       (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
                       (lambda p, R: _prows(R, p)), rows=(4, 8),
                       outputs=("OUT", "DELTA") if last else ("OUT",),
                       uniforms={"hw": "int", "rpt": "int"},
-                      defines={"OUTPUT_LAYER": int(last), "WINDOWS": 1},
-                      work=_ubo_gather_work)
+                      defines={"OUTPUT_LAYER": int(last), "WINDOWS": 1})
          for last in (False, True)}
 BP_TILE = _tiled("tile_backprop.frag", "backprop-tile",
                  lambda p, R: {"W": _WOP, "DUP": _rows(p)}, rows=(4, 8),
@@ -198,54 +183,20 @@ TAPPLY = _tiled("tile_apply.frag", "apply-tile", lambda p, R: dict(_prows(R), W=
 # both layers with the weights from uniform blocks (one address per loop step for the whole
 # draw), the gradients of both layers in one pass per hidden unit, one apply pass per layer.
 # Every block input is a window of adapt.UBO_BLOCK_BYTES (one program for every width).
-def _rc_forward_work(a):
-    # a computing fragment (rows r > 0 of the output layer; row 0 writes its constant): the
-    # inputs scaled once (4 per row); per hidden unit (4 nq - 1 of them, the threshold row
-    # being a constant) the weight w0 scaled (1), IN_ROWS - 1 vec4 multiply-adds, a vec4
-    # sigmoid and the output's multiply-add; then the output's scale, sigmoid, mask and error
-    # (4 + 16 + 4 + 12); X rows 1 .. IN_ROWS - 1 and T
-    rows = a.defines["IN_ROWS"]
-    per_unit = 1 + 8 * (rows - 1) + 16 + 8
-    units = 4 * a.uniforms["nq"] - 1
-    live = (a.OUT.rows - 1) / a.OUT.rows
-    return {"flops": live * (4 * (rows - 1) + units * per_unit + 36),
-            "fetches": live * rows, "bytes": 32.0}
-
-
-def _rc_gradient_work(a):
-    # per training-vector texel: IN_ROWS - 1 X texels and OUTS error texels; the activation
-    # (IN_ROWS - 1 vec4 multiply-adds, a sigmoid), e = a (1 - a) (sum_o W2[i][o] d_o) (12, and
-    # 8 per output past the first), IN_ROWS gradient sums (4 + 8 each past the first) and OUTS
-    # (8 each); once: the weights (1 + OUTS fetches, 4 to scale), the lane sums (2 x 4 dots of
-    # 7) and with one output the sums times its weight (16)
-    rows, outs = a.defines["IN_ROWS"], a.defines["OUTS"]
-    texels = a.X.grid_w / a.OUT0.rows
-    per = 8 * (rows - 1) + 16 + 12 + 8 * (outs - 1) + 4 + 8 * (rows - 1) + 8 * outs
-    return {"flops": texels * per + 4 + 56 + 16 * (outs == 1),
-            "fetches": texels * (rows - 1 + outs) + 1 + outs, "bytes": 32.0}
-
-
-def _rc_apply_work(a):
-    # per chunk one P texel (layer 1) or four (layer 2) added; the weights, eta, the mask
-    per = 1 if a.defines["LAYER"] == 1 else 4
-    return {"flops": 4.0 * a.P.rows + 12, "fetches": per * a.P.rows + 1.0, "bytes": 16.0}
-
-
 _RC_DEFINES = {"IN_ROWS": 4, "OUTS": 1, "SIG_NEWTON": 0, "STRIDED": 1}
 RC_FWD = _pair("rc_forward.frag", "rc-forward",
                lambda p: {"X": _rows(p), "T": In(like="OUT"), "WB1": _BLOCK, "WB2": _BLOCK},
                outputs=("OUT", "DELTA"), uniforms={"nh": "int", "nq": "int"},
-               defines=_RC_DEFINES, loop=lambda a: a.uniforms["nq"], work=_rc_forward_work,
-               hint=_HINT)
+               defines=_RC_DEFINES, loop=lambda a: a.uniforms["nq"], hint=_HINT)
 RC_GRAD = _pair("rc_gradient.frag", "rc-gradient",
                 lambda p: {"X": _rows(p), "DO": _rows(p), "W1": In(packed=True, order="col"),
                            "W2": In(packed=True, order="col")},
                 outputs=2, uniforms={"chunk": "int"}, defines=_RC_DEFINES,
-                loop=lambda a: a.uniforms["chunk"], work=_rc_gradient_work, hint=_HINT)
+                loop=lambda a: a.uniforms["chunk"], hint=_HINT)
 RC_APPLY = {layer: declare("algorithms/backprop/rc_apply.frag",
                            inputs={"W": In(like="OUT"), "P": In(packed=True, order="row")},
                            uniforms={"eta": "float"}, defines={"LAYER": layer},
-                           loop=lambda a: a.P.rows, work=_rc_apply_work,
+                           loop=lambda a: a.P.rows,
                            name=f"backprop/rc-apply{layer}", hint=_HINT)
             for layer in (1, 2)}
 

@@ -105,8 +105,8 @@ class BackpropNet:
     def step(self, n: int = 1) -> None:
         """Issue ``n`` learning steps (no readback, no wait)."""
         phase = self.dev.phase
-        # the cost model prices the call's host work, per schedule (their Python differs)
-        self.dev.counter.event(self._api_event)
+        # the call's host work, reported per schedule (their Python differs)
+        self.dev.report(self._api_event)
         # Pass.repeat draws its passes after the first with the bound state, which is only
         # right for accumulation by blending; ping-pong accumulation goes pass by pass
         fast = self.dev.float_blending

@@ -179,7 +179,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     identity = is_identity_sigma(sy) and is_identity_sigma(sx)
     if isinstance(image, DeviceArray):
         dev = validation.pick_device(device, [image])
-        dev.counter.event("api:blur")   # the cost model prices the call's own host work
+        dev.report("api:blur")   # an entry point: its own host work, reported
         gray = _check_device_image(image, dev)
         if identity:
             return _copy(dev, image, gray)
@@ -191,7 +191,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
             return np.array(image, dtype=dtype, copy=True)
         return x.copy()  # float32, as the blur of other integer types
     dev = validation.pick_device(device, [])
-    dev.counter.event("api:blur")
+    dev.report("api:blur")
     gray = x.ndim == 2 or x.shape[2] == 1
     h, w = x.shape[0], x.shape[1]
     e = _host_exponent(x)

@@ -215,7 +215,7 @@ default="k-means++"
         """Cluster ``X`` (n_samples, n_features); ``y`` is ignored."""
         k = self._check_params()
         dev = val.pick_device(self.device, [])
-        dev.counter.event("api:kmeans")     # the cost model prices the fit's host work
+        dev.report("api:kmeans")     # an entry point: its own host work, reported
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and 0 not in tuple(shape) and shape[0] >= k:
             check_fits(dev, shape[0], shape[1], k)   # from the shapes, before any conversion

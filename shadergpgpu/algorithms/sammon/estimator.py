@@ -230,7 +230,7 @@ class Sammon(TransformerMixin, BaseEstimator):
             # pca and random starts from the scaled data: the same for X * s
             Y0 = run_est._start(Xn, m)
             dev = _v.pick_device(self.device, ())
-            dev.counter.event("api:sammon")   # the cost model prices the fit's host work
+            dev.report("api:sammon")   # an entry point: its own host work, reported
             run = _Run(dev, Xn, Y0, run_est, geo=geo)
             try:
                 run.fit()

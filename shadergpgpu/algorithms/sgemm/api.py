@@ -213,7 +213,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     if C is not None and tuple(C.shape) != (M, N):
         raise ValueError(f"C must have shape {(M, N)} (op(A) @ op(B)), got {tuple(C.shape)}")
     dev = V.pick_device(device, [A, B, C])
-    dev.counter.event("api:sgemm")      # the cost model prices the call's own host work
+    dev.report("api:sgemm")      # an entry point: its own host work, reported
     v = effective_variant(default_variant(dev) if variant == "auto" else variant, dev)
     as_device = any(isinstance(x, DeviceArray) for x in (A, B, C))
 

@@ -13,18 +13,11 @@ _HINT = "K is cut across passes automatically; this device's loop cap is too sma
 _A = In(buffer="either", packed=True, order="row")   # staged A: texture buffer or 2-D texture
 _B = In(packed=True, order="row")                    # staged B: 2-D texture
 
-def _stage_work(a):
-    # one element read per lane, or one texel per output texel (TEXELS: X packed row-major)
-    n = 1 if a.defines["TEXELS"] else 4
-    buf = getattr(a.X, "kind", ("",))[0] == "buffer"
-    return {"flops": 0.0, "fetches": float(n), "bytes": 16.0, "buffer_fetches": float(n * buf)}
-
-
 #: op(X) zero-padded into a packed row-major array (TRANS: X transposed); X of any layout,
 #: a BufferArray included (TEXELS 1 where X is packed row-major and not transposed: one fetch
 #: per output texel).
 STAGE = declare("algorithms/sgemm/stage.frag", inputs={"X": In(buffer="either")},
-                defines={"TRANS": 0, "TEXELS": 0}, loop=lambda a: 4, work=_stage_work,
+                defines={"TRANS": 0, "TEXELS": 0}, loop=lambda a: 4,
                 name="sgemm/stage")
 
 
@@ -72,14 +65,6 @@ def _tile_ubo(rows: int):
 TILE_UBO = {8: _tile_ubo(8), 4: _tile_ubo(4)}
 
 
-def _ubo_bt_work(a):
-    # per K-quad: TILE_COLS texels of op(B)^T, 4 N_OUT elements x 4 multiply-adds = 32 N_OUT
-    # flops; A from the uniform block (no fetch)
-    quads = a.uniforms["ks_n"] * a.defines["UNROLL"]
-    return {"flops": 32.0 * a.defines["N_OUT"] * quads,
-            "fetches": float(a.defines["TILE_COLS"] * quads), "bytes": 16.0 * a.defines["N_OUT"]}
-
-
 def _tile_ubo_bt(targets: int):
     # as _tile_ubo, with B transposed and TILE_COLS (2 or 1) columns of C per fragment:
     # TILE_ROWS = 4 targets / TILE_COLS rows, ks_n steps at most the window's quads / UNROLL
@@ -89,7 +74,7 @@ def _tile_ubo_bt(targets: int):
         defines={"N_OUT": targets, "TILE_COLS": 2, "UNROLL": 2, "QUAD_ORDER": 0},
         loop=lambda a: a.A.vec4s * a.defines["TILE_COLS"] // (
             4 * a.defines["N_OUT"] * a.defines["UNROLL"]),
-        work=_ubo_bt_work, name=f"sgemm/ubo-bt{targets}", hint=_HINT)
+        name=f"sgemm/ubo-bt{targets}", hint=_HINT)
 
 
 #: uniform-block product kernels with B transposed (tile16x2-ubo, tile32x1-ubo and their
@@ -101,7 +86,7 @@ TILE_UBO_BT = {t: _tile_ubo_bt(t) for t in (8, 4, 2, 1)}
 STAGE_BLOCK = declare("algorithms/sgemm/stage_block.frag", inputs={"X": In(buffer="either")},
                       uniforms={"chunks": "int", "chunk": "int", "first": ("int", 0)},
                       defines={"TRANS": 0, "TILE_ROWS": 8, "TEXELS": 0}, loop=lambda a: 4,
-                      work=_stage_work, name="sgemm/stage-block")
+                      name="sgemm/stage-block")
 
 
 def _combine(rows: int, has_c: bool):
@@ -121,13 +106,6 @@ COMBINE = {(r, c): _combine(r, c) for r, c in ((8, False), (8, True), (4, False)
                                               (0, True))}
 
 
-def _combine_ubo_work(a):
-    # 4 / TILE_COLS texels of the targets, alpha p; with C: 4 lanes of C read, beta c added
-    has_c = a.defines["HAS_C"]
-    return {"flops": 4.0 + 8.0 * has_c, "fetches": 4.0 / a.defines["TILE_COLS"] + 4.0 * has_c,
-            "bytes": 16.0}
-
-
 def _combine_ubo(targets: int, has_c: bool):
     inputs = {f"P{t}": _B for t in range(targets)}
     uniforms = {"alpha": "float", "geo": "ivec4"}
@@ -138,7 +116,6 @@ def _combine_ubo(targets: int, has_c: bool):
                    defines={"N_OUT": targets, "TILE_COLS": 4, "HAS_C": int(has_c),
                             "QUAD_ORDER": 0},
                    loop=lambda a: 4,  # the lanes of C
-                   work=_combine_ubo_work,
                    name=f"sgemm/combine-ubo{targets}" + ("+C" if has_c else ""))
 
 

@@ -146,7 +146,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         # sizes first, from the shapes alone: nothing is allocated for a problem the device
         # cannot hold (the largest one-vs-one problem: the two largest classes)
         dev = val.pick_device(self.device, [])
-        dev.counter.event("api:svm")        # the cost model prices the fit's host work
+        dev.report("api:svm")        # an entry point: its own host work, reported
         counts = np.sort(np.bincount(yi))
         check_fits(dev, int(counts[-1] + counts[-2]), X.shape[1])
         gamma = self._check_params(X)

@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .. import model as M
+from ..recorder import recording
 from .common import measure
 
 PAPER = {"packed": 0.008, "unpacked": 0.026}     # s per step, GeForce 7800 GTX (seed 004)
@@ -215,11 +216,12 @@ def count(case: Case, dev, finish: bool = True) -> dict:
 def _snapshot_of_call(call, dev, finish: bool) -> dict:
     """Counter snapshot of one call of ``call``, taken after the wait for the device that
     follows it (``finish``) or before it (a call of a run); the device is idle after."""
-    dev.counter.reset()
-    call()
-    snap = None if finish else dev.counter.snapshot(host=True)
-    dev.finish()
-    return dev.counter.snapshot(host=True) if finish else snap
+    with recording(dev) as rec:
+        dev.counter.reset()
+        call()
+        snap = None if finish else rec.snapshot(host=True)
+        dev.finish()
+        return rec.snapshot(host=True) if finish else snap
 
 
 def finishes(snapshot: dict) -> int:
@@ -235,10 +237,7 @@ def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tu
     try:
         warm(call, dev)
         t = measure(call, dev.finish, repeat=repeat, warmup=1, min_time=min_time)
-        dev.counter.reset()
-        call()
-        dev.finish()
-        return t.min, dev.counter.snapshot(host=True)
+        return t.min, _snapshot_of_call(call, dev, True)
     finally:
         release()
 
@@ -386,10 +385,7 @@ def count_warm(case: Case, tdev, rounds: int = 3) -> dict:
         warm(call, tdev)
         best = None
         for _ in range(rounds):
-            tdev.counter.reset()
-            call()
-            tdev.finish()
-            snap = tdev.counter.snapshot(host=True)
+            snap = _snapshot_of_call(call, tdev, True)
             if best is None:
                 best = snap
                 continue

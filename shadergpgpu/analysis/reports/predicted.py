@@ -45,10 +45,8 @@ class Predictor:
 
     def snapshot(self, call) -> dict:
         """The pass counter's snapshot of one ``call`` (waiting for the device)."""
-        self.dev.counter.reset()
-        call()
-        self.dev.finish()
-        return self.dev.counter.snapshot(host=True)
+        from .model_cases import _snapshot_of_call
+        return _snapshot_of_call(call, self.dev, True)
 
     def columns(self, snap: dict, measured_s: float | None = None) -> dict:
         """The model's columns for a counter snapshot of one call that took ``measured_s``."""

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from ..recorder import recording
 from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, device_meta, markdown_table,
                      model_summary, parser, passes_only, plot_lines, write_outputs)
 
@@ -42,13 +43,14 @@ def main(argv=None) -> int:
     model = Predictor(dev)
     with Progress(len(configs), "sammon", enabled=not a.no_progress) as prog:
         for layout, cache, step in configs:
-            dev.counter.reset()
-            t0 = time.perf_counter()
-            s = Sammon(n_iter=iters, step=step, learning_rate=0.5 * n, init=Y0, layout=layout,
-                       cache=cache, tol=None, device=dev).fit(X)
-            dev.finish()
-            fit_s = time.perf_counter() - t0
-            snap = dev.counter.snapshot(host=True)
+            with recording(dev) as rec:     # the fit's work, for the model's columns
+                dev.counter.reset()
+                t0 = time.perf_counter()
+                s = Sammon(n_iter=iters, step=step, learning_rate=0.5 * n, init=Y0,
+                           layout=layout, cache=cache, tol=None, device=dev).fit(X)
+                dev.finish()
+                fit_s = time.perf_counter() - t0
+                snap = rec.snapshot(host=True)
             params = plan_params(s, dev)     # the fit's and the device's (profile's) limits
             cmp = plans.compare(plan, passes_only(snap), **params)
             for r in cmp:

@@ -22,6 +22,7 @@ import numpy as np
 from .. import plans
 from ...ops import reduce as R
 from ...engine.device import Device
+from ..recorder import recording
 from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, Timer, device_meta,
                      markdown_table, model_summary, parser, passes_only, plot_lines,
                      write_outputs)
@@ -60,12 +61,13 @@ def _smo_rows(dev, n, progress, model=None):
     from ...algorithms.svm import READBACK_EVERY
     for ws in ("second-order", "first-order"):
         for rb in (READBACK_EVERY, 1):   # step on the device / on the host
-            dev.counter.reset()
-            t0 = time.perf_counter()
-            m = SVC(device=dev, working_set=ws, readback_every=rb).fit(X, y)
-            dev.finish()
-            sec = time.perf_counter() - t0
-            snap = dev.counter.snapshot(host=True)
+            with recording(dev) as rec:     # the fit's work, for the model's columns
+                dev.counter.reset()
+                t0 = time.perf_counter()
+                m = SVC(device=dev, working_set=ws, readback_every=rb).fit(X, y)
+                dev.finish()
+                sec = time.perf_counter() - t0
+                snap = rec.snapshot(host=True)
             # the model's columns of the whole run (the timed call), on each of its phase rows
             cols = model.columns(snap, sec) if model is not None else {}
             for r in plans.compare(plans.get_plan("svm/smo"), passes_only(snap), n=n,

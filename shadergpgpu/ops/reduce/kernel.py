@@ -321,7 +321,7 @@ void main() {{
             raise TypeError(f"{self.name} takes {len(self.in_params)} argument(s) "
                             f"({', '.join(n for _, n in self.in_params)}), got {len(args)}")
         dev = pick_device(device, args)
-        dev.counter.event("api:reduce")     # the cost model prices the call's own host work
+        dev.report("api:reduce")     # an entry point: its own host work, reported
         host = not any(isinstance(a, DeviceArray) for a in args)
         out = self.run_device(dev, args, axis=axis, fanin=fanin)
         if not host:
