@@ -387,7 +387,8 @@
         }
         case "input": {   // a program's input (program.js): this.inputs[name] = {data, w, h}
           const inp = this.inputs && this.inputs[op.name];
-          if (!inp) throw new Error("no data for the program input " + op.name);
+          if (!inp) throw new Error("no data for the program input " + op.name + " (a program takes new inputs: run it with " +
+                                    "SGProgram.run, program.js, or `shadergpgpu web-run`)");
           gl.bindTexture(gl.TEXTURE_2D, this.textures[op.tex]);
           gl.pixelStorei(gl.UNPACK_ALIGNMENT, 4);
           gl.texSubImage2D(gl.TEXTURE_2D, 0, 0, 0, inp.w, inp.h, gl.RGBA, gl.FLOAT, inp.data);
