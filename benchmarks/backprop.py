@@ -13,7 +13,7 @@ Product rate (issue 20, item 3): the fused step's flops (forward, error backprop
 gradient products, :func:`bplan.step_flops`) per second against SGEMM's ``tile16x2-ubo`` rate on
 the same device (4,096^3 on a GPU), measured in the same run and interleaved with the step
 (the best of each, so a loaded machine slows both), beside the same step with the
-uniform-block path off (``bp.adapt.UBO``) and torch CUDA's step. The targets at 64-256-10
+uniform-block path off (``BackpropTuning.ubo``) and torch CUDA's step. The targets at 64-256-10
 N = 4,096 and 2-1024-1 N = 16,384: a ratio >= 0.5 and a step faster than torch's; each unmet
 one prints a MISSED line and the script exits with status 1 (a target that cannot be measured
 here, torch without CUDA, prints "not measured"). The GPU time per phase and kernel of the
@@ -133,15 +133,9 @@ def sgemm_timer(dev, size, variant="tile16x2-ubo"):
     return timed, 2.0 * size ** 3
 
 
-class _ubo_off:
+def _ubo_off(dev):
     """Within the block: the fused schedule without the uniform-block path (as before it)."""
-
-    def __enter__(self):
-        self.saved = dict(bp.adapt.UBO)
-        bp.adapt.UBO.update(hardware=False, software=False)
-
-    def __exit__(self, *exc):
-        bp.adapt.UBO.update(self.saved)
+    return dev.tuned(bp.BackpropTuning, ubo=False)
 
 
 def phase_times(sizes, n, X, T, steps=10) -> dict:
@@ -170,7 +164,7 @@ def product_rates(dev, configs, repeat, rounds=3, size=None) -> list[dict]:
         X = rng.uniform(0, 1, (n, sizes[0]))
         T = rng.uniform(0, 1, (n, sizes[-1]))
         net = bp.BackpropNet(dev, sizes, X, T, lr=0.5 / n, schedule="fused")
-        with _ubo_off():
+        with _ubo_off(dev):
             old = bp.BackpropNet(dev, sizes, X, T, lr=0.5 / n, schedule="fused")
         best_s = best_g = best_o = float("inf")
         for _ in range(rounds):

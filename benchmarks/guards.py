@@ -23,7 +23,7 @@ from test_algorithm_guards import CAP, _cases  # noqa: E402
 
 
 def main() -> int:
-    dev = sg.Device(max_texture_size=CAP)
+    dev = sg.Device(limits=sg.Limits(max_texture_size=CAP))
     r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     missed = []
     print("| case | refused in | message |\n| --- | --- | --- |")

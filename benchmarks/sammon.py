@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.analysis.reports.common import markdown_table  # noqa: E402
-from shadergpgpu.algorithms.sammon import tiles as _sm  # noqa: E402  (the tile settings live there)
+from shadergpgpu.algorithms.sammon import SammonTuning, TILE_VARIANTS  # noqa: E402
 from shadergpgpu.algorithms.sammon import Sammon  # noqa: E402
 
 #: The performance target: recomputed variants at N >= TARGET_N reach this fraction of the
@@ -136,7 +136,8 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
     Y0 = rng.uniform(0, 255, (n, 3)).astype(np.float32)
     own = None
     if loop_budget:  # a device with a forced loop cap: the engine cuts the sweep further
-        own = dev = sg.Device(loop_cap=int(loop_budget), timing=dev.timing)
+        own = dev = sg.Device(timing=dev.timing, limits=sg.Limits(loop_cap=int(loop_budget)),
+                              tuning=dev.tuning(SammonTuning))
     try:
         est = Sammon(n_components=3, n_iter=1, step="source", init=Y0, layout=layout,
                      cache=False, split=chunks or "auto", tol=None, device=dev)
@@ -179,24 +180,15 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
             own.release()
 
 
-class _tiled:
+def _tiled(dev, on: bool):
     """Context: the rows sweep uses the tiled kernel (True) or the previous pair kernel."""
-
-    def __init__(self, on: bool):
-        self.on = bool(on)
-
-    def __enter__(self):
-        self.was = _sm.TILE_ROWS
-        _sm.TILE_ROWS = self.on
-
-    def __exit__(self, *exc):
-        _sm.TILE_ROWS = self.was
+    return dev.tuned(SammonTuning, tile_rows=bool(on))
 
 
 def run_variant(dev, X, Y0, layout, cache, iters, budget, step="source", split="auto",
                 tiled=True):
     """(row dict) for one fit; extrapolates from one iteration when over budget."""
-    with _tiled(tiled):
+    with _tiled(dev, tiled):
         return _run_variant(dev, X, Y0, layout, cache, iters, budget, step, split)
 
 
@@ -245,12 +237,12 @@ def main(argv=None) -> int:
     p.add_argument("--compare", type=int, default=0, metavar="R",
                    help="time the tiled rows kernel against the previous pair kernel, "
                         "interleaved R times per size (median s/iter of each)")
-    p.add_argument("--tile-variant", choices=sorted(_sm.TILE_VARIANTS), default=None,
+    p.add_argument("--tile-variant", choices=sorted(TILE_VARIANTS), default=None,
                    help="preset of the tiled kernel (K, JB, s in w, unroll, interleave); "
-                        "default: the module's settings")
+                        "default: SammonTuning's")
     p.add_argument("--tile-jb", type=int, choices=(8, 16, 32), default=None,
                    help="points j per block of the tiled kernel (after --tile-variant)")
-    p.add_argument("--tile-fragments", type=int, default=_sm.TILE_FRAGMENTS,
+    p.add_argument("--tile-fragments", type=int, default=SammonTuning().tile_fragments,
                    help="fragments per tiled pass the j range is parted for (GPU occupancy)")
     p.add_argument("--numpy-max", type=int, default=10000, help="largest N for numpy")
     p.add_argument("--budget", type=float, default=120.0, help="seconds per variant")
@@ -269,12 +261,10 @@ def main(argv=None) -> int:
     a.sizes_given = any(x.startswith("--sizes") for x in (argv or sys.argv[1:]))
     sizes = [300, 1000] if a.quick else [int(s) for s in a.sizes.split(",")]
     dev = sg.Device(timing=a.timing)
-    if a.tile_variant:
-        _sm.set_tile_variant(a.tile_variant)
-    if a.tile_jb:
-        _sm.TILE_JB = a.tile_jb
-    a.tile_jb = _sm.TILE_JB
-    _sm.TILE_FRAGMENTS = a.tile_fragments
+    t = SammonTuning.variant(a.tile_variant) if a.tile_variant else dev.tuning(SammonTuning)
+    t = t.replace(tile_jb=a.tile_jb or t.tile_jb, tile_fragments=a.tile_fragments)
+    dev.tune(t)
+    a.tile_jb = t.tile_jb
     nvidia = "nvidia" in (dev.caps.renderer + " " + dev.caps.vendor).lower()
     gflops, gbps, how = a.gflops, a.gbps, "given"
     if gflops is None or gbps is None:
@@ -286,10 +276,10 @@ def main(argv=None) -> int:
     print(f"# Sammon benchmark  device: {dev.caps.renderer}  date: {time.strftime('%Y-%m-%d')}")
     print(f"# uniform [0,255]^{a.dims} -> 3-D, {a.iters} iterations, lambda = 0.5 (--compare: "
           f"1000 N); start: uniform [0,255]^3; tiled kernel "
-          f"{_sm.tile_variant_name() or '(custom)'}: {_sm.TILE_MAX} points i per "
+          f"{t.variant_name or '(custom)'}: {t.tile_max} points i per "
           f"fragment (fewer with fewer render targets), blocks of {a.tile_jb} points j, s in "
-          f"g's w lane {_sm.TILE_S_LANE}, unroll {_sm.TILE_UNROLL}, interleaved "
-          f"{_sm.TILE_INTERLEAVE}, ~{a.tile_fragments} fragments per pass")
+          f"g's w lane {t.tile_s_lane}, unroll {t.tile_unroll}, interleaved "
+          f"{t.tile_interleave}, ~{a.tile_fragments} fragments per pass")
     print(f"# ceilings {how}: ALU {gflops:.1f} GFLOP/s, fetch {gbps:.1f} GB/s")
     rows = []
     for spec in filter(None, a.check.split(";")):
@@ -486,7 +476,7 @@ def compare_kernels(dev, sizes, a, gflops) -> list:
         for _ in range(a.compare):
             ceilings.append(alu_gflops(dev))      # the machine may be loaded: measure it too
             for tiled in (False, True):
-                with _tiled(tiled):
+                with _tiled(dev, tiled):
                     s = Sammon(n_components=3, n_iter=a.iters, step="source",
                                learning_rate=lam, init=Y0, layout="rows", cache=False,
                                tol=None, device=dev).fit(X)

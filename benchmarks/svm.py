@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.ops import reduce as R  # noqa: E402
-from shadergpgpu.ops.reduce import arg as R_arg  # noqa: E402  (SCAN_STRICT lives there)
+from shadergpgpu.ops.tuning import ReduceTuning  # noqa: E402
 from shadergpgpu.ops.rbf import FLOPS_PER_POINT_FEATURE, RBFData  # noqa: E402
 from shadergpgpu.analysis.reports.common import markdown_table, time_call  # noqa: E402
 
@@ -96,13 +96,12 @@ def reduction_rates(dev, n: int, fanins):
             rows.append({"kind": kind, "fanin": F, "passes": R.passes(n, F),
                          "ms": sec * 1e3, "GRed/s": n / sec / 1e9})
     # the first level with the full (value, index) comparison, for reference
-    R_arg.SCAN_STRICT = False
-    for F in fanins:
-        fn = lambda: R.argmax_device(dev, x, fanin=F).release()  # noqa: E731
-        sec = time_call(lambda: [fn() for _ in range(reps)], dev.finish, repeat=5) / reps
-        rows.append({"kind": "argmax (full compare)", "fanin": F, "passes": R.passes(n, F),
-                     "ms": sec * 1e3, "GRed/s": n / sec / 1e9})
-    R_arg.SCAN_STRICT = True
+    with dev.tuned(ReduceTuning, scan_strict=False):
+        for F in fanins:
+            fn = lambda: R.argmax_device(dev, x, fanin=F).release()  # noqa: E731
+            sec = time_call(lambda: [fn() for _ in range(reps)], dev.finish, repeat=5) / reps
+            rows.append({"kind": "argmax (full compare)", "fanin": F, "passes": R.passes(n, F),
+                         "ms": sec * 1e3, "GRed/s": n / sec / 1e9})
     got = R.argmax(dev, x)
     ok = got == (float(v.max()), int(np.argmax(v)))
     x.release()

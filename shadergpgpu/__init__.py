@@ -14,10 +14,11 @@ stays light (no scikit-learn, scipy or Dask until needed).
 """
 from importlib import import_module as _import_module
 
-from .engine import (BufferLayout, Capabilities, CapabilityError, Device, DeviceArray, In,
-                     Kernel, KernelDebugError, Layout, LoopBudgetError, Pass, PassCounter,
-                     PingPong, Scope, ShaderCompileError, ShaderGPGPUError, Split, TexturePool,
-                     TooLargeError, get_device, layout_for)
+from .engine import (BufferLayout, CacheBounds, Capabilities, CapabilityError, Device,
+                     DeviceArray, EngineTuning, In, Kernel, KernelDebugError, Layout, Limits,
+                     LoopBudgetError, Pass, PassCounter, PingPong, Scope, ShaderCompileError,
+                     ShaderGPGPUError, Split, TexturePool, TooLargeError, Tuning, get_device,
+                     layout_for)
 from .engine import builtin
 
 __version__ = "0.2.0"
@@ -56,9 +57,10 @@ def __dir__():
 
 
 __all__ = [
-    "BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In", "Kernel",
-    "KernelDebugError", "Layout", "LoopBudgetError", "Pass", "PassCounter", "PingPong", "Scope",
-    "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool", "TooLargeError",
+    "BufferLayout", "CacheBounds", "Capabilities", "CapabilityError", "Device", "DeviceArray",
+    "EngineTuning", "In", "Kernel", "KernelDebugError", "Layout", "Limits", "LoopBudgetError",
+    "Pass", "PassCounter", "PingPong", "Scope", "ShaderCompileError", "ShaderGPGPUError",
+    "Split", "TexturePool", "TooLargeError", "Tuning",
     "builtin", "get_device", "layout_for", "__version__",
     *_LAZY,
 ]

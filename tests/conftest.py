@@ -15,7 +15,7 @@ def dev():
 @pytest.fixture(scope="session")
 def small_dev():
     """A device whose texture size is capped at 16 so arrays wrap early."""
-    d = sg.Device(max_texture_size=16)
+    d = sg.Device(limits=sg.Limits(max_texture_size=16))
     yield d
     d.release()
 

@@ -50,7 +50,7 @@ CAP = 16384
 
 @pytest.fixture(scope="module")
 def capped():
-    d = sg.Device(max_texture_size=CAP)
+    d = sg.Device(limits=sg.Limits(max_texture_size=CAP))
     yield d
     d.release()
 
@@ -106,7 +106,7 @@ sys.path.insert(0, {tests!r})
 import shadergpgpu as sg
 from test_algorithm_guards import _cases
 from test_algorithm_guards import CAP
-dev = sg.Device(max_texture_size=CAP)
+dev = sg.Device(limits=sg.Limits(max_texture_size=CAP))
 cases = _cases(dev)
 r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 out = {{}}

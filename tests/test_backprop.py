@@ -105,13 +105,23 @@ def test_deeper_paper_counts_and_plans(dev):
 @pytest.mark.parametrize("choice", [dict(fuse_delta=True, recompute=True, buffers=False),
                                     dict(fuse_delta=True, recompute=False, buffers=True),
                                     dict(fuse_delta=False, recompute=False, buffers=False)])
-def test_hardware_choices_are_exact(dev, monkeypatch, choice):
-    # the choices a hardware rasteriser takes (bp.adapt.HARDWARE: the default and the alternatives
-    # measured), run here by treating this device as one: weights within W_RTOL of float64,
-    # the plan equal to the counter, no buffer mirrors without "buffers"
-    monkeypatch.setattr(bp.adapt, "HARDWARE", choice)
-    real_hw = bp.adapt._hw
-    monkeypatch.setattr(bp.adapt, "_hw", lambda lim, key: lim is None or bp.adapt.HARDWARE[key])
+def test_hardware_choices_are_exact(dev, choice):
+    # the choices of a hardware rasteriser (BackpropTuning: the default and the alternatives
+    # measured), run here on this device: weights within W_RTOL of float64, the plan equal to
+    # the counter, no buffer mirrors without "buffers"
+    with dev.tuned(bp.BackpropTuning, **choice):
+        _hardware_choices(dev, choice)
+    fd, rc = choice["fuse_delta"], choice["recompute"]
+    # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/test_backprop_ubo.py)
+    hw = bp.BackpropTuning(ubo=False, **choice)
+    # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
+    assert sum(bplan.fused_phases([2, 64, 1], 1024, tuning=hw).values()) == \
+        (5 if rc else 6 if fd else 7)
+    # a software rasteriser keeps all three by default
+    assert sum(bplan.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
+
+
+def _hardware_choices(dev, choice):
     for sizes, n in (([2, 64, 1], 61), ([3, 5, 2], 7), ([4, 9, 3, 2], 37)):
         X, T, W0 = _net_data(sizes, n, 9)
         lr = min(0.9, 4.0 / n)
@@ -126,17 +136,13 @@ def test_hardware_choices_are_exact(dev, monkeypatch, choice):
                     assert all(mi is None for ms in net._mirrors for mi in ms)
             for m in range(len(W0)):
                 assert _rel(got[m], ref[m]) <= W_RTOL, (sizes, packed, m)
-    monkeypatch.setattr(bp.adapt, "_hw", real_hw)
-    fd, rc = choice["fuse_delta"], choice["recompute"]
-    # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/test_backprop_ubo.py)
-    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
-    assert sum(bplan.fused_phases([2, 64, 1], 1024).values()) == (5 if rc else 6 if fd else 7)
-    # a software rasteriser keeps all three whatever HARDWARE says
-    assert sum(bplan.fused_phases([2, 64, 1], 1024, software=True).values()) == 5
 
 
-def test_fused_pass_count_is_independent_of_n(dev, monkeypatch):
+#: the texture path (no uniform blocks) on any device
+TEXTURES = bp.BackpropTuning(ubo=False)
+
+
+def test_fused_pass_count_is_independent_of_n(dev):
     # the paper's shape (at most 3 inputs, at most 4 outputs): the hidden layer and its errors
     # are never stored (the output layer's forward pass and both gradients make them), so
     # forward 1, update 2, apply 2 = 5 passes whatever N and MH; [5, 64, 4]: the hidden errors
@@ -158,9 +164,8 @@ def test_fused_pass_count_is_independent_of_n(dev, monkeypatch):
                 # the plan of a hardware rasteriser (a software one gathers a hidden layer's
                 # tiles one render target per pass: [16, 20, 9] then takes 7 gathers, not 1),
                 # on the texture path (uniform blocks: tests/test_backprop_ubo.py)
-                with monkeypatch.context() as mp:
-                    mp.setitem(bp.adapt.UBO, "hardware", False)
-                    assert sum(bplan.fused_phases(sizes, n, packed).values()) == total, sizes
+                assert sum(bplan.fused_phases(sizes, n, packed, tuning=TEXTURES).values()) == \
+                    total, sizes
         assert len(counts) == 1, sizes
 
 
@@ -233,7 +238,7 @@ def capped():
 
     def get(cap):
         if cap not in made:
-            made[cap] = sg.Device(loop_cap=cap)
+            made[cap] = sg.Device(limits=sg.Limits(loop_cap=cap))
         return made[cap]
 
     yield get
@@ -254,7 +259,7 @@ CAPPED = [([300, 4, 250], 9, 50), ([210, 230, 3], 6, 40), ([5, 7, 3], 1200, 16),
 
 @pytest.mark.parametrize("packed", [True, False])
 @pytest.mark.parametrize("sizes,n,cap", CAPPED)
-def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed, monkeypatch):
+def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed):
     d = capped(cap)
     X, T, W0 = _net_data(sizes, n, seed=n)
     lr = min(0.9, 4.0 / n)
@@ -273,8 +278,7 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed,
         assert _rel(w[m] - W0[m], ref1[m] - W0[m]) <= DW_RTOL, m
     # more passes than the normal path (no cap), which stays within 4K - 3 .. 6K - 2 (the
     # texture path; the uniform-block path adds a draw per weight window past the first)
-    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    normal = bplan.fused_phases(sizes, n, packed)
+    normal = bplan.fused_phases(sizes, n, packed, tuning=TEXTURES)
     K = len(sizes) - 1
     assert sum(got.values()) > sum(normal.values())
     assert 4 * K - 3 <= sum(normal.values()) <= 6 * K - 2
@@ -419,7 +423,7 @@ def test_fused_schedule_wraps_at_the_profile_texture_size(profiled, packed):
         assert _rel(w[m], ref1[m]) <= W_RTOL
 
 
-def test_paper_count_under_the_7800_gtx(profiled, monkeypatch):
+def test_paper_count_under_the_7800_gtx(profiled):
     # the paper's 2-64-1, N = 1024 packed: 583 passes counted with one pass per accumulation
     # (blending); the 7800 GTX has no float32 blending, so forward (2 + 64 accumulating
     # passes), backprop (none for MO = 1) and update (2 x 255) take 3 passes each
@@ -429,9 +433,8 @@ def test_paper_count_under_the_7800_gtx(profiled, monkeypatch):
     assert ph["backprop"] == 1 and ph["update"] == 2 * (1 + 255 * 3)
     # the fused schedule has no accumulating pass here: as a native device's texture path (the
     # 7800 GTX has no uniform blocks)
-    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
     assert bplan.fused_phases([2, 64, 1], 1024, True, profile="geforce-7800gtx") == \
-        bplan.fused_phases([2, 64, 1], 1024, True)
+        bplan.fused_phases([2, 64, 1], 1024, True, tuning=TEXTURES)
 
 
 def test_fused_schedule_under_the_7800_gtx_loop_cap(profiled):

@@ -37,12 +37,16 @@ def _rel(a, b):
     return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-30))
 
 
+#: the uniform-block path whatever the rasteriser (llvmpipe keeps the texture path by default:
+#: BackpropTuning.ubo), so that its passes run here; the small test nets take it too
+UBO_ON = bp.BackpropTuning(ubo=True, ubo_min_pairs=0)
+
+
 @pytest.fixture
-def ubo_on(monkeypatch):
-    """The uniform-block path on this device whatever its rasteriser (llvmpipe keeps the texture
-    path by default: adapt.UBO), so that its passes run here."""
-    monkeypatch.setattr(bp.adapt, "UBO", {"hardware": True, "software": True})
-    monkeypatch.setattr(bp.adapt, "UBO_MIN_PAIRS", 0)     # the small test nets take it too
+def ubo_on(dev):
+    """:data:`UBO_ON` on the shared device for the test (other devices take it as given)."""
+    with dev.tuned(UBO_ON):
+        yield UBO_ON
 
 
 def _kernels(d):
@@ -108,7 +112,7 @@ def test_windowed_forward_products_match_float64_numpy(dev, ubo_on, sizes, n, pa
             assert f"backprop/forward-ubo{u[0]}-{p}" in kernels
     assert counted == plan
     assert bplan.plan_for("fused", packed).expected(sizes=sizes, N=n, packed=packed,
-                                                 software=True) == counted
+                                                 software=True, tuning=UBO_ON) == counted
     if sizes == [64, 256, 10]:
         assert layers[0][1] == 2          # 65 x 256 floats: two windows, two draws
 
@@ -116,12 +120,13 @@ def test_windowed_forward_products_match_float64_numpy(dev, ubo_on, sizes, n, pa
 def test_wrapped_arrays(small_dev, ubo_on):
     # textures of at most 16 x 16 texels: every activation, error and partial-sum array wraps,
     # so the gradient pass steps the output errors' coordinates across texture rows
-    for sizes, n in (([2, 9, 2], 21), ([3, 12, 1], 17), ([1, 4, 4], 23)):
-        for packed in (True, False):
-            kernels, counted, plan, _ = _train(small_dev, sizes, n, packed, steps=2)
-            assert any("rc-gradient" in k for k in kernels) and counted == plan
-    kernels, counted, plan, _ = _train(small_dev, [9, 12, 3], 13, True, steps=2)
-    assert counted == plan
+    with small_dev.tuned(ubo_on):
+        for sizes, n in (([2, 9, 2], 21), ([3, 12, 1], 17), ([1, 4, 4], 23)):
+            for packed in (True, False):
+                kernels, counted, plan, _ = _train(small_dev, sizes, n, packed, steps=2)
+                assert any("rc-gradient" in k for k in kernels) and counted == plan
+        kernels, counted, plan, _ = _train(small_dev, [9, 12, 3], 13, True, steps=2)
+        assert counted == plan
 
 
 def test_nvidia_window_alignment(dev, ubo_on, monkeypatch):
@@ -161,7 +166,7 @@ def test_window_plans_cover_every_neuron(align):
 def test_texture_path_without_big_uniform_blocks(ubo_on, profile):
     # WebGL2 guarantees 16 KiB windows, the 7800 GTX (GLSL 1.10) none: the schedule keeps the
     # texture path there, even where the uniform-block path is asked for on this rasteriser
-    with sg.Device(profile=profile) as d:
+    with sg.Device(profile=profile, tuning=ubo_on) as d:
         lim = bp.limits(device=d)
         assert lim.block_bytes < bp.adapt.UBO_BLOCK_BYTES
         for sizes, n in (([2, 64, 1], 61), ([9, 12, 3], 10)):
@@ -171,32 +176,32 @@ def test_texture_path_without_big_uniform_blocks(ubo_on, profile):
                                                       software=d.is_software)
 
 
-def test_the_default_choice_by_device(dev, monkeypatch):
+def test_the_default_choice_by_device(dev):
     # a hardware rasteriser with 64 KiB blocks (a native plan) takes the uniform-block path;
     # a software one (llvmpipe: measured slower there on the paper's 2-64-1) and the legacy
     # profiles keep the texture path
     profiles = ("webgl2", "mali-gles31", "raspberrypi4", "geforce-7800gtx")
     shapes = (([2, 1024, 1], 16384), ([64, 256, 10], 4096), ([9, 12, 3], 10))
     assert bplan.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
-    # below UBO_MIN_PAIRS (hidden units + 1) x N the recompute path is not taken
+    # below ubo_min_pairs (hidden units + 1) x N the recompute path is not taken
     assert bplan.fused_phases([2, 64, 1], 1024) != {"forward": 1, "update": 1, "apply": 2}
-    with monkeypatch.context() as m:
-        m.setattr(bp.adapt, "UBO_MIN_PAIRS", 0)
-        assert bplan.fused_phases([2, 64, 1], 1024) == {"forward": 1, "update": 1, "apply": 2}
+    assert bplan.fused_phases([2, 64, 1], 1024, tuning=bp.BackpropTuning(ubo_min_pairs=0)) == \
+        {"forward": 1, "update": 1, "apply": 2}
     # 64-256-10: two windows for layer 1, one for layer 2: 2 + 1 product draws, 2 gathers
     assert bplan.fused_phases([64, 256, 10], 4096)["forward"] == 5
     on = {(p, i): bplan.fused_phases(*s, profile=p) for p in profiles for i, s in enumerate(shapes)}
     soft = [bplan.fused_phases(*s, software=True) for s in shapes]
-    monkeypatch.setitem(bp.adapt.UBO, "hardware", False)
-    assert soft == [bplan.fused_phases(*s, software=True) for s in shapes]
-    assert bplan.fused_phases([2, 1024, 1], 16384) != {"forward": 1, "update": 1, "apply": 2}
-    assert on == {(p, i): bplan.fused_phases(*s, profile=p) for p in profiles
+    off = bp.BackpropTuning(ubo=False)
+    assert soft == [bplan.fused_phases(*s, software=True, tuning=off) for s in shapes]
+    assert bplan.fused_phases([2, 1024, 1], 16384, tuning=off) != \
+        {"forward": 1, "update": 1, "apply": 2}
+    assert on == {(p, i): bplan.fused_phases(*s, profile=p, tuning=off) for p in profiles
                   for i, s in enumerate(shapes)}
-    # the forward products of other networks can keep their texture path alone (UBO_FORWARD)
-    monkeypatch.setitem(bp.adapt.UBO, "hardware", True)
-    monkeypatch.setattr(bp.adapt, "UBO_FORWARD", False)
-    assert bplan.fused_phases([2, 1024, 1], 16384) == {"forward": 1, "update": 1, "apply": 2}
-    assert bplan.fused_phases([64, 256, 10], 4096)["forward"] == 4     # 2 tiled products, 2 gathers
+    # the forward products of other networks can keep their texture path alone (ubo_forward)
+    own = bp.BackpropTuning(ubo_forward=False)
+    assert bplan.fused_phases([2, 1024, 1], 16384, tuning=own) == \
+        {"forward": 1, "update": 1, "apply": 2}
+    assert bplan.fused_phases([64, 256, 10], 4096, tuning=own)["forward"] == 4   # 2 + 2 gathers
     if dev.is_software:
         X, T, W0 = _data([2, 64, 1], 61, 1)
         with bp.BackpropNet(dev, [2, 64, 1], X, T, weights=W0, schedule="fused") as net:
@@ -209,7 +214,7 @@ def test_nets_on_one_device_do_not_share_blocks(ubo_on):
     # two nets of different shapes on one device, stepped in turn, then the first again: each
     # keeps its own weights' blocks (and programs serve both), every result equal to its own
     # float64 reference, the first net's rerun bit for bit the same
-    with sg.Device() as d:
+    with sg.Device(tuning=ubo_on) as d:
         a = ([2, 64, 1], 61)
         b = ([3, 9, 2], 22)
         c = ([64, 256, 10], 19)
@@ -254,21 +259,20 @@ def test_set_weights_and_probe_on_blocks(dev, ubo_on):
 
 
 @pytest.mark.parametrize("chunk", [(4, 4), (16, 16), (128, 128)])
-def test_gradient_chunks_in_runs_and_strided(dev, ubo_on, monkeypatch, chunk):
+def test_gradient_chunks_in_runs_and_strided(dev, ubo_on, chunk):
     # the gradient pass's chunks of training vectors: every (chunks)-th texel (the default) or
     # one run each; fewer texels than a chunk, a last chunk cut short
-    monkeypatch.setattr(bp.adapt, "UBO_CHUNK", chunk)
     for strided in (True, False):
-        monkeypatch.setattr(bp.adapt, "UBO_STRIDED", strided)
-        for sizes, n in (([2, 64, 1], 61), ([3, 5, 4], 203)):
-            _train(dev, sizes, n, True, steps=2)
+        with dev.tuned(bp.BackpropTuning, ubo_chunk=chunk, ubo_strided=strided):
+            for sizes, n in (([2, 64, 1], 61), ([3, 5, 4], 203)):
+                _train(dev, sizes, n, True, steps=2)
 
 
 @pytest.mark.parametrize("lanes", [1, 2, 4])
-def test_newton_reciprocal_lanes(dev, ubo_on, monkeypatch, lanes):
+def test_newton_reciprocal_lanes(dev, ubo_on, lanes):
     # the sigmoids' reciprocal by Newton's iteration in 1, 2 or 4 lanes of each vec4 (a GPU's
     # balance between its special-function and arithmetic units): the same bound
-    monkeypatch.setattr(bp.adapt, "UBO_NEWTON", {"forward": lanes, "gradient": lanes})
+    dev.tune(bp.BackpropTuning, ubo_newton_forward=lanes, ubo_newton_gradient=lanes)
     for sizes, n in (([2, 64, 1], 61), ([3, 5, 4], 7)):
         _train(dev, sizes, n, True, steps=2)
     # saturated units (|z| up to ~40): 2^s capped in the Newton lanes, a (1 - a) = 0

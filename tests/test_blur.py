@@ -289,7 +289,7 @@ def test_exact_huge_sigma_is_right_on_this_device(dev):
 
 @pytest.fixture(scope="module")
 def capped():
-    d = sg.Device(loop_cap=600)
+    d = sg.Device(limits=sg.Limits(loop_cap=600))
     yield d
     d.release()
 
@@ -544,7 +544,7 @@ def test_native_plan_unchanged():
 def test_wrapped_arrays_at_a_small_texture_size():
     """max_texture_size 32 under webgl2: the image and the work arrays wrap into the texture
     (as they would past 2,048 texels on real WebGL2) and the results stay right."""
-    d = sg.Device(profile="webgl2", max_texture_size=32)
+    d = sg.Device(profile="webgl2", limits=sg.Limits(max_texture_size=32))
     try:
         for shape in ((24, 150), (20, 45, 3), (45, 20, 4)):
             img = natural(*shape[:2], c=shape[2] if len(shape) == 3 else None, seed=13)
@@ -639,28 +639,28 @@ def test_repeated_calls_reuse_prepared_passes(dev, schedule):
     assert cache is not None and cache.nbytes <= blur.recipe_cache_bytes(dev)
 
 
-def test_recipes_flush_after_each_pass(dev, monkeypatch):
-    """A recipe hands each pass to the GPU (glFlush) unless FLUSH_PASSES is off; same result."""
+def test_recipes_flush_after_each_pass(dev):
+    """A recipe hands each pass to the GPU (glFlush) unless BlurTuning.flush_passes is off;
+    same result; the setting of a ``with`` block ends with it."""
     from shadergpgpu.algorithms import blur
-    from shadergpgpu.algorithms.blur import recipes  # FLUSH_PASSES's home
     assert blur._flusher(dev) is not None  # glFlush is reachable on this device
     img = natural(19, 26)
     outs = []
     for flush in (True, False):
-        monkeypatch.setattr(recipes, "FLUSH_PASSES", flush)
-        assert (blur._flusher(dev) is None) is not flush
-        outs.append(gaussian_blur(img, 3.0, device=dev))
+        with dev.tuned(blur.BlurTuning, flush_passes=flush):
+            assert (blur._flusher(dev) is None) is not flush
+            outs.append(gaussian_blur(img, 3.0, device=dev))
+        assert blur._flusher(dev) is not None
     assert np.array_equal(outs[0], outs[1])
 
 
 def test_recipe_larger_than_the_cache_is_used_once_and_clear_cache():
-    """A recipe whose work arrays exceed the device's bound (dev.recipe_cache_bytes) runs once
-    and is released (nothing kept); clear_cache hands back what a device keeps."""
+    """A recipe whose work arrays exceed the device's bound (BlurTuning.recipe_cache_bytes)
+    runs once and is released (nothing kept); clear_cache hands back what a device keeps."""
     from shadergpgpu.algorithms import blur
-    d = sg.Device()
+    d = sg.Device(tuning=blur.BlurTuning(recipe_cache_bytes=1))
     try:
         img = np.random.default_rng(15).random((21, 30)).astype(np.float32)
-        d.recipe_cache_bytes = 1
         assert blur.recipe_cache_bytes(d) == 1
         x = d.array(img)
         for _ in range(2):
@@ -668,9 +668,8 @@ def test_recipe_larger_than_the_cache_is_used_once_and_clear_cache():
             assert rel_err(y.get(), img, reference(img, 3.0, "reflect")) <= 5e-3
             y.release()
             assert d.resource("blur/recipes", lambda: None).nbytes == 0
-        d2 = sg.Device()
+        d2 = sg.Device(tuning=blur.BlurTuning(recipe_cache_bytes=64 << 20))
         try:
-            d2.recipe_cache_bytes = 64 << 20
             x2 = d2.array(img)
             gaussian_blur(x2, 3.0, device=d2).release()
             assert d2.resource("blur/recipes", lambda: None).nbytes > 0
@@ -684,16 +683,15 @@ def test_recipe_larger_than_the_cache_is_used_once_and_clear_cache():
         d.release()
 
 
-def test_recipe_cache_bound_is_per_device(monkeypatch):
-    """The recipe cache's bound is read from the device (dev.recipe_cache_bytes, else
-    RECIPE_CACHE_BYTES) when the cache is created: each device keeps its own, and a bound set
-    later applies once dev.trim() has dropped the cache."""
+def test_recipe_cache_bound_is_per_device():
+    """The recipe cache's bound is the device's BlurTuning.recipe_cache_bytes, read on every
+    call: each device keeps its own, a bound set later applies to the next call, and a bound
+    set for a ``with`` block ends with it."""
     from shadergpgpu.algorithms import blur
-    from shadergpgpu.algorithms.blur import recipes  # RECIPE_CACHE_BYTES's home
     img = np.random.default_rng(16).random((19, 23)).astype(np.float32)
-    big, small = sg.Device(), sg.Device()
+    big = sg.Device(tuning=blur.BlurTuning(recipe_cache_bytes=64 << 20))
+    small = sg.Device(tuning=blur.BlurTuning(recipe_cache_bytes=1))
     try:
-        big.recipe_cache_bytes, small.recipe_cache_bytes = 64 << 20, 1
         for d in (big, small):
             gaussian_blur(img, 2.0, device=d)
             gaussian_blur(img[:, :17], 2.0, device=d)  # a second layout: a second recipe
@@ -701,15 +699,22 @@ def test_recipe_cache_bound_is_per_device(monkeypatch):
         assert cb.max_bytes == 64 << 20 and len(cb._items) == 2
         cs = small.resource("blur/recipes", lambda: None)
         assert cs.max_bytes == 1 and cs.nbytes == 0
-        small.recipe_cache_bytes = 64 << 20
-        small.trim()
+        small.tune(blur.BlurTuning, recipe_cache_bytes=64 << 20)
         out = gaussian_blur(img, 2.0, device=small)
         assert rel_err(out, img, reference(img, 2.0, "reflect")) <= 5e-3
         cs = small.resource("blur/recipes", lambda: None)
         assert cs.max_bytes == 64 << 20 and cs.nbytes > 0
-        # the module default where the device sets none
-        monkeypatch.setattr(recipes, "RECIPE_CACHE_BYTES", 12345)
-        assert blur.recipe_cache_bytes(object()) == 12345
+        # a bound for one block of calls: its recipes are dropped, and the next call after it
+        # keeps them again under the device's own bound
+        with big.tuned(blur.BlurTuning, recipe_cache_bytes=1):
+            gaussian_blur(img, 2.0, device=big)
+            assert cb.max_bytes == 1 and cb.nbytes == 0
+        gaussian_blur(img, 2.0, device=big)
+        assert cb.max_bytes == 64 << 20 and len(cb._items) == 1
+        # the default where the device sets none
+        with sg.Device() as plain:
+            assert blur.recipe_cache_bytes(plain) == blur.BlurTuning().recipe_cache_bytes == \
+                1280 << 20
     finally:
         big.release()
         small.release()

@@ -27,7 +27,7 @@ void main() {
 
 @pytest.fixture
 def dev():
-    d = sg.Device(loop_cap=64)
+    d = sg.Device(limits=sg.Limits(loop_cap=64))
     yield d
     d.release()
 
@@ -98,7 +98,7 @@ def test_bad_uniform_values_of_a_known_signature_are_refused(dev):
 
 
 def test_trim_and_evictions_between_calls(dev):
-    small = sg.Device(cache_size=1, fbo_cache_size=1)
+    small = sg.Device(caches=sg.CacheBounds(programs=1, framebuffers=1))
     try:
         X = small.array(np.arange(6.0))
         out = small.empty_like(X)

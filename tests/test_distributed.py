@@ -27,7 +27,7 @@ CAP = 64
 
 @pytest.fixture(scope="module")
 def client():
-    c = sgd.local_cluster(2, device_options={"max_texture_size": CAP})
+    c = sgd.local_cluster(2, device_options={"limits": sg.Limits(max_texture_size=CAP)})
     yield c
     c.close()
     c.cluster.close()
@@ -248,7 +248,7 @@ def test_one_worker_then_none_left():
 @pytest.fixture(scope="module")
 def ref_dev():
     """A single device like the workers' (same texture cap): the single-device references."""
-    d = sg.Device(max_texture_size=CAP)
+    d = sg.Device(limits=sg.Limits(max_texture_size=CAP))
     yield d
     d.release()
 

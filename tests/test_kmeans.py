@@ -284,7 +284,8 @@ def _passes(dev):
 def test_passes_follow_the_plan(where):
     """The counter equals the plan kmeans/lloyd, also where the loop cap cuts the assignment
     and the status across passes and where ping-pong passes replace blending."""
-    d = {"native": lambda: sg.Device(), "loop-cap-40": lambda: sg.Device(loop_cap=40),
+    d = {"native": lambda: sg.Device(),
+         "loop-cap-40": lambda: sg.Device(limits=sg.Limits(loop_cap=40)),
          "geforce-7800gtx": lambda: sg.Device(profile="geforce-7800gtx")}[where]()
     try:
         rng = np.random.default_rng(4)
@@ -393,7 +394,7 @@ def test_sizes_beyond_the_texture_are_refused_up_front():
     """At a texture size of 16 (256 texels), the points or the centroids that do not fit are
     refused before anything is allocated, the error naming X or n_clusters; what fits (wrapped)
     still equals scikit-learn."""
-    d = sg.Device(max_texture_size=16)
+    d = sg.Device(limits=sg.Limits(max_texture_size=16))
     try:
         live = d.memory()["live_arrays"]
         with pytest.raises(ValueError, match=r"X: 300 samples x 8 features .*max_texture_size"):

@@ -369,12 +369,12 @@ def test_guards_at_forced_small_limits(dev):
     """A batch over the loop cap and a layer over the texture size are refused naming
     batch_size / hidden_layer_sizes, before anything is uploaded."""
     X, y = datasets.load_iris(return_X_y=True)
-    small = sg.Device(loop_cap=100)
+    small = sg.Device(limits=sg.Limits(loop_cap=100))
     with pytest.raises(ValueError, match="batch_size = 120"):
         sg.MLPClassifier(batch_size=120, device=small).fit(X, y)
     ok = _quiet_fit(sg.MLPClassifier(batch_size=100, max_iter=2, device=small), X, y)
     assert ok.n_iter_ == 2
-    tiny = sg.Device(max_texture_size=16)
+    tiny = sg.Device(limits=sg.Limits(max_texture_size=16))
     with pytest.raises(ValueError, match=r"hidden_layer_sizes\[0\] = 5000"):
         sg.MLPClassifier(hidden_layer_sizes=(5000,), device=tiny).fit(X, y)
     held = dict(tiny.memory()) if hasattr(tiny, "memory") else None

@@ -26,7 +26,7 @@ import pytest
 
 from shadergpgpu.engine import kernels as K_
 from shadergpgpu.ops import reduce as R
-from shadergpgpu.ops.reduce import arg as R_arg
+from shadergpgpu.ops.tuning import ReduceTuning
 from shadergpgpu.ops.reduce import ReductionKernel
 from shadergpgpu.ops.scan import cumsum
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs
@@ -329,7 +329,7 @@ def test_the_audit_case(dev):
     _same_arg(R.argmax(dev, f32([-np.inf, -np.inf, -np.inf])), (np.float32(-np.inf), 0))
 
 
-# (shape, packed, order, wrapped device, fan-in, SCAN_STRICT, with a mask): each row compiles
+# (shape, packed, order, wrapped device, fan-in, ReduceTuning.scan_strict, with a mask): each row compiles
 # its own programs on llvmpipe, so the combinations are spread over few rows
 ARG_CASES = [((5,), True, "row", False, 16, True, True),
              ((257,), True, "row", False, 3, False, False),
@@ -340,11 +340,15 @@ ARG_CASES = [((5,), True, "row", False, 16, True, True),
 
 
 @pytest.mark.parametrize("shape,packed,order,wrapped,fanin,strict,masked", ARG_CASES)
-def test_arg_special_values_layouts(dev, small_dev, monkeypatch, shape, packed, order, wrapped,
-                                    fanin, strict, masked):
-    monkeypatch.setattr(R_arg, "SCAN_STRICT", strict)
-    rng = np.random.default_rng(zlib.crc32(repr((shape, packed, order)).encode()))
+def test_arg_special_values_layouts(dev, small_dev, shape, packed, order, wrapped, fanin,
+                                    strict, masked):
     d = small_dev if wrapped else dev
+    with d.tuned(ReduceTuning(scan_strict=strict)):
+        _arg_special_values(d, shape, packed, order, wrapped, fanin, masked)
+
+
+def _arg_special_values(d, shape, packed, order, wrapped, fanin, masked):
+    rng = np.random.default_rng(zlib.crc32(repr((shape, packed, order)).encode()))
     for pool in (SPECIAL, SPECIAL[2:], SPECIAL[4:14]):     # with NaN, without, +-0/subnormals
         for _ in range(2):
             x = rng.choice(pool, shape)

@@ -11,13 +11,13 @@ import pytest
 import shadergpgpu as sg
 from shadergpgpu.analysis import plans
 from shadergpgpu.ops import reduce as R
-from shadergpgpu.ops.reduce import arg as R_arg
+from shadergpgpu.ops.tuning import ReduceTuning
 
 
 @pytest.fixture(scope="module")
 def wrap_dev():
     """Textures capped at 64 texels a side: every array above 64 texels wraps."""
-    d = sg.Device(max_texture_size=64)
+    d = sg.Device(limits=sg.Limits(max_texture_size=64))
     yield d
 
 LAYOUTS = [
@@ -86,13 +86,13 @@ def test_argmin_argmax_exact(wrap_dev, rng, shape, packed, order):
 
 @pytest.mark.parametrize("fanin", [2, 5, 16])
 @pytest.mark.parametrize("strict", [True, False])
-def test_ties_go_to_lowest_index(dev, rng, fanin, strict, monkeypatch):
+def test_ties_go_to_lowest_index(dev, rng, fanin, strict):
     # few distinct values: many ties, the winner must be numpy's first occurrence
-    monkeypatch.setattr(R_arg, "SCAN_STRICT", strict)
-    for n in (3, 64, 1001, 7777):
-        x = rng.integers(-3, 4, size=n).astype(np.float32)
-        assert R.argmin(dev, x, fanin=fanin) == (float(x.min()), int(np.argmin(x)))
-        assert R.argmax(dev, x, fanin=fanin) == (float(x.max()), int(np.argmax(x)))
+    with dev.tuned(ReduceTuning(scan_strict=strict)):
+        for n in (3, 64, 1001, 7777):
+            x = rng.integers(-3, 4, size=n).astype(np.float32)
+            assert R.argmin(dev, x, fanin=fanin) == (float(x.min()), int(np.argmin(x)))
+            assert R.argmax(dev, x, fanin=fanin) == (float(x.max()), int(np.argmax(x)))
     z = np.zeros(999)
     assert R.argmax(dev, z) == (0.0, 0)
 

@@ -30,7 +30,7 @@ MAXABS = ReductionKernel("float32 x", "float32 z", "abs(x)", "max(a, b)", "z = a
 @pytest.fixture(scope="module")
 def capped_dev():
     """Loops stop after 24 iterations: the fan-in drops to 4 (5 * 4 + 4 = 24)."""
-    d = sg.Device(loop_cap=24)
+    d = sg.Device(limits=sg.Limits(loop_cap=24))
     yield d
     d.release()
 

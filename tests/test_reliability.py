@@ -103,7 +103,7 @@ def _const_pass(d, a=2.0):
 
 
 def test_prepared_pass_survives_framebuffer_eviction():
-    with sg.Device(fbo_cache_size=4) as d:
+    with sg.Device(caches=sg.CacheBounds(framebuffers=4)) as d:
         out, p = _const_pass(d)
         others = [d.zeros((i + 1, 3)) for i in range(70)]   # 70 other framebuffers
         p.run()
@@ -113,7 +113,7 @@ def test_prepared_pass_survives_framebuffer_eviction():
 
 
 def test_prepared_pass_and_reduction_survive_program_eviction():
-    d = sg.Device(cache_size=2)
+    d = sg.Device(caches=sg.CacheBounds(programs=2))
     try:
         out, p = _const_pass(d)
         rk = sg_reduction()
@@ -148,7 +148,8 @@ def test_trim_keeps_prepared_passes_working(dev):
 
 # ---- 5. two devices in one process -------------------------------------------------------------
 def test_two_devices_bind_and_run_in_their_own_context():
-    d1, d2 = sg.Device(), sg.Device(pool_bytes=0)   # d2 deletes what its arrays release
+    d1 = sg.Device()
+    d2 = sg.Device(caches=sg.CacheBounds(pool_bytes=0))   # deletes what its arrays release
     try:
         K = sg.Kernel(source=CONST, uniforms={"a": "float"})
         out1, out2 = d1.zeros((4, 4)), d1.zeros((4, 4))
@@ -191,7 +192,7 @@ def test_split_loop_blend(dev, blend, slices, fill, expected):
 
 @pytest.mark.parametrize("blend", ["min", "max"])
 def test_split_loop_blend_forced_by_loop_cap(blend):
-    d = sg.Device(loop_cap=12)
+    d = sg.Device(limits=sg.Limits(loop_cap=12))
     try:
         x = d.array(np.ones((2, 8)))
         out = d.empty((1, 2))
@@ -205,7 +206,7 @@ def test_split_loop_blend_forced_by_loop_cap(blend):
 
 
 def test_split_loop_blend_without_float_blending():
-    d = sg.Device(profile="webgl2", loop_cap=12)
+    d = sg.Device(profile="webgl2", limits=sg.Limits(loop_cap=12))
     try:
         x = d.array(np.ones((1, 8)))
         out = d.empty((1, 1))
@@ -272,8 +273,9 @@ def test_trim_after_random_shape_blurs_returns_to_idle():
 
 
 def test_cache_bounds_are_settable():
-    d = sg.Device(cache_size=2, fbo_cache_size=2, resource_cache_size=1, pool_bytes=0,
-                  recipe_cache_bytes=1 << 20)
+    from shadergpgpu.algorithms.blur import BlurTuning
+    d = sg.Device(caches=sg.CacheBounds(programs=2, framebuffers=2, resources=1, pool_bytes=0),
+                  tuning=BlurTuning(recipe_cache_bytes=1 << 20))
     try:
         for i in range(5):
             k = sg.Kernel(source=f"void main() {{ OUT = vec4({i}.0); }}")
@@ -282,7 +284,7 @@ def test_cache_bounds_are_settable():
                 np.testing.assert_array_equal(o.get(), float(i))
         m = d.memory()
         assert m["compiled"] <= 2 and m["framebuffers"] <= 2 and m["idle_bytes"] == 0
-        assert d.recipe_cache_bytes == 1 << 20
+        assert d.tuning(BlurTuning).recipe_cache_bytes == 1 << 20
     finally:
         d.release()
 

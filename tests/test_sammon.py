@@ -6,7 +6,7 @@ import shadergpgpu as sg
 from shadergpgpu.analysis import plans
 from shadergpgpu.algorithms import sammon as sm
 from shadergpgpu.analysis.plans import sammon as smplan
-from shadergpgpu.algorithms.sammon import Sammon, pca_init, tiles
+from shadergpgpu.algorithms.sammon import Sammon, pca_init
 
 
 # ---- an independent float64 reference of eq. 1, 3 and 4 -------------------------------------
@@ -103,7 +103,7 @@ def test_wrapped_textures(layout, random500):
     X, Y0 = X[:300, :24], Y0[:300]
     Yr, _ = _fixed_steps(X, Y0, 100.0, 3)
     for cap, cache in ((64, False), (256, True)):
-        d = sg.Device(max_texture_size=cap)
+        d = sg.Device(limits=sg.Limits(max_texture_size=cap))
         try:
             s = Sammon(n_iter=3, step="source", learning_rate=100.0, init=Y0, layout=layout,
                        cache=cache, tol=None, device=d).fit(X)
@@ -206,7 +206,8 @@ def test_sweep_chunks_respect_pass_work():
         points = 1 if src == "rows" else 4
         texels = {"rows": sm.ceil_div(d, 4), "columns": d, "cached": 1}[src]
         for _, nb in chunks:   # pair-texel fetches of one pass, within one unit's rounding
-            assert n * nb * points * texels <= 4 * sm.PASS_WORK + 8 * n * points * texels
+            assert n * nb * points * texels <= 4 * sm.SammonTuning().pass_work + \
+                8 * n * points * texels
     assert len(sm.sweep_chunks(100_000, 200, "columns")) > len(sm.sweep_chunks(100_000, 200,
                                                                                   "rows")) >= 2
     assert sm.sweep_chunks(1000, 8, "cached") == [(0, 250)]
@@ -217,7 +218,7 @@ def test_forced_loop_cap_gives_the_uncapped_fit(dev, random500):
     """A device with a small loop cap cuts every sweep into more passes; the fit is the same."""
     X, Y0 = random500
     X, Y0 = X[:120], Y0[:120]
-    small = sg.Device(loop_cap=100)
+    small = sg.Device(limits=sg.Limits(loop_cap=100))
     try:
         for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
             kw = dict(n_iter=6, step="adaptive", learning_rate=50.0, init=Y0, layout=layout,
@@ -238,7 +239,7 @@ def test_forced_loop_cap_gives_the_uncapped_fit(dev, random500):
 
 def test_loop_cap_too_small_is_refused_by_argument():
     X = np.random.default_rng(4).normal(size=(40, 120))
-    tiny = sg.Device(loop_cap=100)
+    tiny = sg.Device(limits=sg.Limits(loop_cap=100))
     try:
         # columns: one block of four points runs 1 + 120 + 4 iterations: no cut can fit
         with pytest.raises(ValueError, match="fewer features"):
@@ -391,7 +392,8 @@ def test_builtin_profiles_give_the_native_fit(profile, native_fits):
     assert profile in profiles.names()
     X, fits = native_fits
     # one profile also with a small texture limit: every array wraps
-    d = sg.Device(profile=profile, max_texture_size=128 if profile == "webgl2" else None)
+    d = sg.Device(profile=profile,
+                  limits=sg.Limits(max_texture_size=128 if profile == "webgl2" else None))
     try:
         assert not d.float_blending
         for (layout, cache), (kw, a) in fits.items():
@@ -432,17 +434,16 @@ def test_profile_plan_is_independent():
 
 
 @pytest.mark.parametrize("jb,tiled", [(8, True), (16, True), (16, False)])
-def test_tile_variants_match_float64(dev, random500, monkeypatch, jb, tiled):
-    """Blocks of 8 or 16 points j, and the one-point-per-fragment pair kernel (TILE_ROWS off,
+def test_tile_variants_match_float64(dev, random500, jb, tiled):
+    """Blocks of 8 or 16 points j, and the one-point-per-fragment pair kernel (tile_rows off,
     the benchmark's comparison): eq. 3 steps follow float64."""
-    monkeypatch.setattr(tiles, "TILE_JB", jb)
-    monkeypatch.setattr(tiles, "TILE_ROWS", tiled)
     X, Y0 = random500
     X, Y0 = X[:203], Y0[:203]            # not a multiple of the block or the tile
     Yr, hist = _fixed_steps(X, Y0, 100.0, 4)
     dev.counter.reset()
-    s = Sammon(n_iter=4, step="source", learning_rate=100.0, init=Y0, cache=False, split=2,
-               tol=None, device=dev).fit(X)
+    with dev.tuned(sm.SammonTuning, tile_jb=jb, tile_rows=tiled):
+        s = Sammon(n_iter=4, step="source", learning_rate=100.0, init=Y0, cache=False,
+                   split=2, tol=None, device=dev).fit(X)
     assert s.tiled_ is tiled and s.tile_jb_ == jb
     assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
     np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
@@ -476,9 +477,10 @@ def test_blocked_source_and_parts():
         np.testing.assert_array_equal(xb[r, 8 * k:8 * k + 6], X[p])
         assert not xb[r, 8 * k + 6:8 * k + 8].any()       # padded coordinates are 0
     assert sm.blocked_source(X, 64)[1] == 1
-    # about TILE_FRAGMENTS fragments, at most TILE_PARTS_MAX parts or the blocks of a chunk
+    # about tile_fragments fragments, at most tile_parts_max parts or the blocks of a chunk
+    t = sm.SammonTuning()
     assert sm.tile_parts(20_000, 4, [(0, 6667)] * 3, 16) == \
-        min(sm.TILE_PARTS_MAX, sm.ceil_div(sm.TILE_FRAGMENTS, 5000))
+        min(t.tile_parts_max, sm.ceil_div(t.tile_fragments, 5000))
     assert sm.tile_parts(100, 4, [(0, 100)], 16) == 7
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon, chunking
+from shadergpgpu.algorithms.sammon import Sammon, SammonTuning
 from shadergpgpu.algorithms.sammon import run as sammon_run
 from shadergpgpu.engine.errors import ShaderGPGPUError
 from shadergpgpu.engine.programs import shaders_root
@@ -22,7 +22,8 @@ def test_the_failing_setup_waits_after_every_row_sum_pass():
     the setup now waits after every pass, and the tiled update after every chunk; the sizes
     that were right (60,000 x 200, 100,000 x 64, ~10 s queued) wait too, and N = 20,000
     queues its few short passes without a wait."""
-    assert sm.SYNC_WORK == sm.PASS_WORK
+    t = SammonTuning()
+    assert t.sync_work == t.pass_work
     for n, d in ((100_000, 200), (60_000, 200), (100_000, 64)):
         for src, split in (("rows", 1), ("tiled", "auto")):
             chunks = sm.sweep_chunks(n, d, src, split)
@@ -41,7 +42,6 @@ def test_chains_wait_within_the_limit(dev, monkeypatch):
     X = rng.normal(size=(300, 24)).astype(np.float32)
     Y0 = rng.normal(size=(300, 2))
     kw = dict(n_iter=3, step="source", learning_rate=50.0, init=Y0, tol=None, device=dev)
-    monkeypatch.setattr(chunking, "PASS_WORK", 4_000)        # many chunks at N = 300
     calls = []
     real = type(dev).finish
 
@@ -53,19 +53,23 @@ def test_chains_wait_within_the_limit(dev, monkeypatch):
     out = {}
     for layout, cache in (("rows", False), ("columns", False), ("rows", True)):
         for limit in (None, 8_000):
-            monkeypatch.setattr(chunking, "SYNC_WORK", limit)
+            # many chunks at N = 300
+            t = SammonTuning(pass_work=4_000, sync_work=limit)
             calls.clear()
-            s = Sammon(layout=layout, cache=cache, **kw).fit(X)
+            with dev.tuned(t):
+                s = Sammon(layout=layout, cache=cache, **kw).fit(X)
+            assert s.tuning_ == t.for_kind(SammonTuning.kind_of(dev))
             out[layout, cache, limit] = s
             if limit is None:
                 assert not calls
                 continue
             n, d = X.shape
             source = sm.sweep_source(layout, s.cached_, s.tiled_)
-            up = sm.host_waits([sm.chunk_work(n, d, source, nb)
-                                for _, nb in sm.sweep_chunks(n, d, source, "auto")])
+            up = sm.host_waits([sm.chunk_work(n, d, source, nb) for _, nb in
+                                sm.sweep_chunks(n, d, source, "auto", tuning=t)], limit)
             setup = [] if s.cached_ else sm.host_waits(
-                [sm.chunk_work(n, d, layout, nb) for _, nb in sm.sweep_chunks(n, d, layout, 1)])
+                [sm.chunk_work(n, d, layout, nb)
+                 for _, nb in sm.sweep_chunks(n, d, layout, 1, tuning=t)], limit)
             assert s.chunks_ >= 4 and sum(up) >= 2
             assert len(calls) == sum(setup) + s.n_iter_ * sum(up)
             np.testing.assert_array_equal(s.embedding_, out[layout, cache, None].embedding_)
@@ -117,9 +121,9 @@ def test_setup_spot_check_catches_a_dropped_row_sum_pass(dev, monkeypatch):
                 return 0
         return real(kernel, *args, **kwargs)
 
-    monkeypatch.setattr(chunking, "PASS_WORK", 5_000)           # several row-sum chunks
     monkeypatch.setattr(dev, "run", run)
-    with pytest.raises(ShaderGPGPUError, match="wrong row sum"):
+    with pytest.raises(ShaderGPGPUError, match="wrong row sum"), \
+            dev.tuned(SammonTuning, pass_work=5_000):             # several row-sum chunks
         Sammon(n_iter=2, cache=False, device=dev).fit(X)
     assert len(seen) >= 3
 

@@ -1,24 +1,27 @@
-"""The tiled Sammon update's variants (sammon.TILE_VARIANTS): K = 4 or 8 points i per fragment,
-8 / 16 / 32 points j per block, s in g's w lane, coordinate unroll; each follows float64 and
-its pass plan, under the loop cap too. Also the pair update's and the distance cache's fetch
-variants for CPU renderers (sammon.geometry.CPU_VARIANTS)."""
+"""The tiled Sammon update's variants (sammon.TILE_VARIANTS, SammonTuning.variant): K = 4 or 8
+points i per fragment, 8 / 16 / 32 points j per block, s in g's w lane, coordinate unroll; each
+follows float64 and its pass plan, under the loop cap too. Also the pair update's and the
+distance cache's fetch variants for CPU renderers (SammonTuning.fetch_variants)."""
 import numpy as np
 import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms import sammon as sm
-from shadergpgpu.algorithms.sammon import Sammon, geometry, tiles
+from shadergpgpu.algorithms.sammon import Sammon, SammonTuning, geometry
 from shadergpgpu.engine import export
 
 from test_sammon import _fixed_steps, _plan_rows
 
 
 @pytest.fixture
-def variant(monkeypatch):
-    """Set a TILE_VARIANTS preset for one test (the module's settings restored after)."""
-    for name in ("TILE_MAX", "TILE_JB", "TILE_S_LANE", "TILE_UNROLL", "TILE_INTERLEAVE"):
-        monkeypatch.setattr(tiles, name, getattr(tiles, name))
-    return sm.set_tile_variant
+def variant(dev):
+    """Set a TILE_VARIANTS preset (with changes) on the shared device for one test; returns
+    the preset's settings. The device's tuning goes back to the defaults after."""
+    def use(name, **changes):
+        dev.tune(SammonTuning.variant(name, **changes))
+        return sm.TILE_VARIANTS[name]
+    yield use
+    dev.untune(SammonTuning)
 
 
 @pytest.fixture(scope="module")
@@ -29,12 +32,13 @@ def data():
     return rng.uniform(0, 1, (203, 18)), rng.uniform(0, 1, (203, 3))
 
 
-def test_the_settings_start_from_the_default_preset():
-    assert sm.tile_variant_name() == sm.TILE_DEFAULT
+def test_the_settings_start_from_the_default_preset(dev):
+    t = dev.tuning(SammonTuning)
+    assert t.variant_name == SammonTuning().variant_name == sm.TILE_DEFAULT
     v = sm.TILE_VARIANTS[sm.TILE_DEFAULT]
-    assert (tiles.TILE_MAX, tiles.TILE_JB, tiles.TILE_S_LANE, tiles.TILE_UNROLL,
-            tiles.TILE_INTERLEAVE) == \
+    assert (t.tile_max, t.tile_jb, t.tile_s_lane, t.tile_unroll, t.tile_interleave) == \
         (v["k"], v["jb"], v["s_lane"], v["unroll"], v["il"])
+    assert SammonTuning.variant("k4j16", tile_jb=8).variant_name == "k4j8"
 
 
 @pytest.mark.parametrize("name", sorted(sm.TILE_VARIANTS))
@@ -67,15 +71,15 @@ def test_w_lane_needs_at_most_three_coordinates(dev, data, variant):
     np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
 
 
-def test_points_per_fragment_follow_the_render_targets(variant):
-    variant("k8j16w")
-    assert [sm.tile_points(m, True) for m in (1, 2, 3, 4, 6, 8)] == [1, 2, 2, 4, 4, 8]
-    assert [sm.tile_points(m, False) for m in (2, 4, 8)] == [1, 3, 4]
-    assert sm.tile_points(8) == 8 and sm.tile_s_lane(3) and not sm.tile_s_lane(4)
-    variant("k4j16")
-    assert sm.tile_points(8) == 4 and not sm.tile_s_lane(3)
+def test_points_per_fragment_follow_the_render_targets():
+    t = SammonTuning.variant("k8j16w")
+    assert [sm.tile_points(m, True, t) for m in (1, 2, 3, 4, 6, 8)] == [1, 2, 2, 4, 4, 8]
+    assert [sm.tile_points(m, False, t) for m in (2, 4, 8)] == [1, 3, 4]
+    assert sm.tile_points(8, None, t) == 8 and sm.tile_s_lane(3, t) and not sm.tile_s_lane(4, t)
+    t = SammonTuning.variant("k4j16")
+    assert sm.tile_points(8, None, t) == 4 and not sm.tile_s_lane(3, t)
     with pytest.raises(ValueError, match="unknown tile variant"):
-        sm.set_tile_variant("k16")
+        SammonTuning.variant("k16")
 
 
 @pytest.mark.parametrize("name", ["k8j16wiu2", "k8j16w", "k4j32"])
@@ -90,7 +94,7 @@ def test_variant_under_a_loop_cap_and_near_points(dev, variant, name):
     X = X.astype(np.float32)
     Y0 = rng.normal(size=(120, 3))
     Yr, hist = _fixed_steps(X, Y0, 20.0, 3)
-    small = sg.Device(loop_cap=60)
+    small = sg.Device(limits=sg.Limits(loop_cap=60), tuning=SammonTuning.variant(name))
     try:
         for d in (dev, small):
             d.counter.reset()
@@ -148,11 +152,10 @@ def test_interleaved_blocked_source():
         sm.blocked_source(X, max_size=16, group=8)                # 8 x 3 texels > 16
 
 
-def test_interleave_needs_k_to_divide_jb(dev, data, variant):
+def test_interleave_needs_k_to_divide_jb(data):
     """Under a 4-target profile without the w lane K = 3: no interleave (a tile of 3 would
     straddle blocks), the fit still follows float64."""
-    variant("k4j16i")
-    four = sg.Device(profile="geforce-7800gtx")
+    four = sg.Device(profile="geforce-7800gtx", tuning=SammonTuning.variant("k4j16i"))
     try:
         X, Y0 = data
         Yr, hist = _fixed_steps(X[:90], Y0[:90], 100.0, 2)
@@ -169,8 +172,7 @@ def test_interleave_needs_k_to_divide_jb(dev, data, variant):
 def test_small_tiles(dev, data, variant, k, s_lane, il):
     """Fewer points per fragment (devices with fewer render targets): K = 1..3, s in its own
     target or in the w lane (K a power of two there: 3 -> 2)."""
-    variant("k4j16")
-    tiles.TILE_MAX, tiles.TILE_S_LANE, tiles.TILE_INTERLEAVE, tiles.TILE_JB = k, s_lane, il, 8
+    variant("k4j16", tile_max=k, tile_s_lane=s_lane, tile_interleave=il, tile_jb=8)
     X, Y0 = data
     Yr, hist = _fixed_steps(X[:90], Y0[:90], 100.0, 2)
     s = Sammon(n_components=3, n_iter=2, step="source", learning_rate=100.0, init=Y0[:90],
@@ -184,16 +186,15 @@ def test_small_tiles(dev, data, variant, k, s_lane, il):
 @pytest.mark.parametrize("layout,cache,split", [("rows", True, 2), ("columns", False, 2),
                                                 ("rows", False, 3), ("columns", True, 1)])
 def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache, split):
-    """The pair update and the distance cache in both fetch variants (geometry.CPU_VARIANTS:
+    """The pair update and the distance cache in both fetch variants (fetch_variants:
     y_j's texel stepped along the sweep and the pair terms in the positions' 3 components
     (Y_STEP, Y_DIMS), a texel's four cached distances from one block (SHARED); on by default
     on every device; off: the per-pair accessors) follow float64 and their plan, also
     where a loop cap cuts the sweep mid-chunk, and give the same fit (the same texels and
     sums)."""
-    monkeypatch.setattr(tiles, "TILE_ROWS", False)   # rows recomputed: the pair kernel too
     X, Y0 = data
     Yr, hist = _fixed_steps(X, Y0, 100.0, 3)
-    small = sg.Device(loop_cap=40)
+    small = sg.Device(limits=sg.Limits(loop_cap=40))
     try:
         for d in (dev, small):
             seen, fits = [], []
@@ -203,12 +204,13 @@ def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache,
                                     seen.append((k.name, dict(kw.get("defines") or {})))
                                     or _o(k, *a, **kw))
             for v in (False, True):
-                monkeypatch.setattr(geometry, "CPU_VARIANTS", v)
                 seen.clear()
                 d.counter.reset()
-                s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0,
-                           init=Y0, layout=layout, cache=cache, split=split, tol=None,
-                           device=d).fit(X)
+                # rows recomputed: the pair kernel too (tile_rows off)
+                with d.tuned(SammonTuning, tile_rows=False, fetch_variants=v):
+                    s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0,
+                               init=Y0, layout=layout, cache=cache, split=split, tol=None,
+                               device=d).fit(X)
                 assert s.cached_ is cache and not s.tiled_
                 upd = [df for n, df in seen if n.startswith("sammon/update")]
                 assert upd and all(df["Y_STEP"] == int(v) and df["Y_DIMS"] == (3 if v else 4)
@@ -223,29 +225,28 @@ def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache,
             np.testing.assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=0,
                                        atol=1e-6 * np.abs(Yr).max())
             monkeypatch.undo()
-            monkeypatch.setattr(tiles, "TILE_ROWS", False)
     finally:
         small.release()
-    assert geometry.CPU_VARIANTS is None
+    assert dev.tuning(SammonTuning).fetch_variants is True
     # on every device by default (a GPU's per-pair accessors divide by shape uniforms)
     assert geometry.fit_geometry(dev, 203, 18, 3, Sammon()).fetch_variants is True
 
 
 @pytest.mark.parametrize("layout,cache", [("rows", False), ("columns", False), ("rows", True)])
-def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, monkeypatch, layout,
-                                                            cache):
-    """step.STRESS_ON_HOST: the per-point terms s read back and summed in float64 on the host
-    instead of the device reduction: the fit still follows float64 (eq. 3 and eq. 1), the
-    stress history agrees with the device sums', no reduction pass is drawn (plan ==
+def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, layout, cache):
+    """SammonTuning.stress_on_host: the per-point terms s read back and summed in float64 on
+    the host instead of the device reduction: the fit still follows float64 (eq. 3 and eq. 1),
+    the stress history agrees with the device sums', no reduction pass is drawn (plan ==
     counter) and each evaluation reads back once; the adaptive fit takes the same steps."""
     X, Y0 = data
     Yr, hist = _fixed_steps(X, Y0, 100.0, 3)
     fits = {}
     for host in (False, True):
-        monkeypatch.setattr(sm.step, "STRESS_ON_HOST", host)
         dev.counter.reset()
-        s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0, init=Y0,
-                   layout=layout, cache=cache, split=2, tol=None, device=dev).fit(X)
+        with dev.tuned(SammonTuning, stress_on_host=host):
+            s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=100.0, init=Y0,
+                       layout=layout, cache=cache, split=2, tol=None, device=dev).fit(X)
+        assert s.tuning_.stress_on_host is host
         assert s.cached_ is cache
         assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
         np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
@@ -254,8 +255,9 @@ def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, monkeypat
         stress = snap.get("sammon/stress", {})
         assert (stress.get("passes", 0) == 0) is host
         assert stress["events"].get("readback") == s.n_iter_
-        a = Sammon(n_components=3, n_iter=12, init=Y0, layout=layout, cache=cache, tol=None,
-                   device=dev).fit(X)
+        with dev.tuned(SammonTuning, stress_on_host=host):
+            a = Sammon(n_components=3, n_iter=12, init=Y0, layout=layout, cache=cache,
+                       tol=None, device=dev).fit(X)
         fits[host] = (s, a)
     (s0, a0), (s1, a1) = fits[False], fits[True]
     np.testing.assert_array_equal(s1.embedding_, s0.embedding_)   # the same update passes
@@ -266,15 +268,16 @@ def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, monkeypat
                                atol=1e-4 * np.abs(a0.embedding_).max())
 
 
-def test_stress_sum_default_follows_the_device_kind(monkeypatch):
-    """STRESS_ON_HOST = None (the default): summed on the host where kernels are chosen for a
+def test_stress_sum_default_follows_the_device_kind(dev):
+    """stress_on_host None (the default): summed on the host where kernels are chosen for a
     GPU (a GPU, or counting under a GPU's calibrated profile), by the device reduction on a
     software renderer; True / False override both."""
     from shadergpgpu.algorithms.sammon import step
-    from types import SimpleNamespace
-    gpu, sw = SimpleNamespace(plans_for_software=False), SimpleNamespace(plans_for_software=True)
-    assert step.STRESS_ON_HOST is None
-    assert step.stress_on_host(gpu) is True and step.stress_on_host(sw) is False
+    assert SammonTuning().stress_on_host is None
+    assert SammonTuning.defaults("hardware").stress_on_host is True
+    assert SammonTuning.defaults("software").stress_on_host is False
+    assert step.stress_on_host(dev) is (not dev.plans_for_software)
     for forced in (True, False):
-        monkeypatch.setattr(step, "STRESS_ON_HOST", forced)
-        assert step.stress_on_host(gpu) is forced and step.stress_on_host(sw) is forced
+        with dev.tuned(SammonTuning(stress_on_host=forced)):
+            assert step.stress_on_host(dev) is forced
+        assert SammonTuning(stress_on_host=forced).for_kind("software").stress_on_host is forced

@@ -237,7 +237,7 @@ def test_uniform_block_input(ddev):
 def test_wrapped_arrays():
     """Arrays wider than the texture wrap: the indices are still logical, and the fragments
     past the last texel (wrap padding) read nothing that reaches an element: no alarm."""
-    with sg.Device(debug=True, max_texture_size=16) as d:
+    with sg.Device(debug=True, limits=sg.Limits(max_texture_size=16)) as d:
         x = np.arange(3 * 150, dtype=np.float64).reshape(3, 150)
         X = d.array(x)
         assert X.layout.wrapped
@@ -250,7 +250,7 @@ def test_wrapped_arrays():
 
 
 def test_split_loop_under_the_loop_cap(rng):
-    with sg.Device(debug=True, loop_cap=64) as d:
+    with sg.Device(debug=True, limits=sg.Limits(loop_cap=64)) as d:
         x = rng.standard_normal((3, 200))
         X = d.array(x)
         out = d.empty((1, 3))

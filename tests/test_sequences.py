@@ -52,16 +52,8 @@ ELEMENTWISE = [("float32 x, float32 a", "float32 y", "y = a * x + 1.0"),
 REDUCTIONS = [("float32 x", "float32 y", "x * x", "a + b", "y = sqrt(a)", 0),
               ("float32 x, float32 s", "float32 y", "x * s", "a + b", "y = a", 0)]
 
-def _device(fbo_cache_size, resource_cache_size, **kw):
-    try:
-        return sg.Device(fbo_cache_size=fbo_cache_size, resource_cache_size=resource_cache_size,
-                         **kw)
-    except TypeError:
-        # releases before these bounds were settable (to show what this test finds there)
-        d = sg.Device(**kw)
-        d._fbos.resize(fbo_cache_size)
-        d._resources.resize(resource_cache_size)
-        return d
+def _device(caches, limits=None, **kw):
+    return sg.Device(caches=caches, limits=limits, **kw)
 
 
 def devices():
@@ -70,10 +62,10 @@ def devices():
     (eviction within a few steps); the second wraps arrays at 16 texels and caps loops at 64
     iterations (split loops, refusals); the third behaves as WebGL2 (no float blending:
     accumulation by ping-pong passes, 4 render targets)."""
-    return [_device(fbo_cache_size=64, resource_cache_size=32),
-            _device(max_texture_size=16, loop_cap=64, cache_size=2, fbo_cache_size=3,
-                    resource_cache_size=2),
-            _device(cache_size=4, fbo_cache_size=2, resource_cache_size=1, pool_bytes=1 << 16,
+    return [_device(sg.CacheBounds(framebuffers=64, resources=32)),
+            _device(sg.CacheBounds(programs=2, framebuffers=3, resources=2),
+                    sg.Limits(max_texture_size=16, loop_cap=64)),
+            _device(sg.CacheBounds(programs=4, framebuffers=2, resources=1, pool_bytes=1 << 16),
                     profile="webgl2")]
 
 

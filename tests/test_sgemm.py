@@ -258,7 +258,7 @@ def test_forced_loop_cap_splits_more(rng):
     M, N, K = 13, 9, 300
     A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
     ref = 0.5 * (A @ B) - 2.0 * C
-    with sg.Device(loop_cap=16) as small:
+    with sg.Device(limits=sg.Limits(loop_cap=16)) as small:
         a = small.array(A)
         for variant in VARIANTS:
             v = VARIANTS[variant]
@@ -275,7 +275,7 @@ def test_forced_loop_cap_splits_more(rng):
                                  M=M, N=N, K=K, stage_a=True, has_c=True, loop_cap=small)
             assert all(r["match"] for r in rows), rows
     # a cap too small for even one step of a kernel is refused, naming the cap
-    with sg.Device(loop_cap=4) as tiny:
+    with sg.Device(limits=sg.Limits(loop_cap=4)) as tiny:
         with pytest.raises(sg.LoopBudgetError, match="loop cap"):
             sgemm(A, B, C, beta=1.0, variant="simple", device=tiny)
 
@@ -409,7 +409,7 @@ def test_ubo_forced_loop_cap_and_few_programs(rng):
     A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
     ref = 0.5 * (A @ B) - 2.0 * C
     for cap, chunks in ((16, 3), (4, 10)):
-        with sg.Device(loop_cap=cap) as d:
+        with sg.Device(limits=sg.Limits(loop_cap=cap)) as d:
             d.counter.reset()
             got = sgemm(A, B, C, alpha=0.5, beta=-2.0, variant=UBO, device=d)
             assert rel_err(got, ref) <= TOL, cap
@@ -438,7 +438,7 @@ def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypa
     # no tiling fits (forced here) the targets wrap and a block row's draws cover the texels of
     # its row (several rects where it spans texture rows). A's windows (128 texels each) are
     # staged through several textures.
-    with sg.Device(max_texture_size=32) as d32:
+    with sg.Device(limits=sg.Limits(max_texture_size=32)) as d32:
         for wrap in (False, True):
             if wrap:
                 monkeypatch.setattr(SU, "_ubo_geometry", lambda *args: None)
@@ -492,7 +492,7 @@ def test_ubo_geometry_at_4096():
     p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
     assert p.geo == (32, 32, 1024, 32) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 2 and p.window == 512 and p.fragments == 4096 * 4096 // 32
-    assert p.quad == SU.UBO_QUAD_ORDER
+    assert p.quad == S.SgemmTuning().ubo_quad_order
     p = S._ubo_plan(VARIANTS["tile16x2-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 64, 2048, 16) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 4 and p.window == 256
@@ -507,19 +507,20 @@ def test_ubo_geometry_at_4096():
         SU.UBO_TARGET_W = old
 
 
-def test_ubo_quad_and_row_order(dev, rng, monkeypatch):
+def test_ubo_quad_and_row_order(dev, rng):
     # fragments numbered by pixel quads or row by row inside the rects (odd bands and widths
     # fall back to rows), partial last rects (fragments past the block row compute nothing),
     # every tile shape; the pass plan holds in both orders
     for quad in (True, False):
-        monkeypatch.setattr(SU, "UBO_QUAD_ORDER", quad)
         for variant in UBOS:
             for M, N, K in [(64, 64, 64), (130, 250, 40), (40, 18, 9), (16, 4096, 12)]:
                 A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
                 dev.counter.reset()
-                got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
+                with dev.tuned(S.SgemmTuning, ubo_quad_order=quad):
+                    got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
                 assert rel_err(got, 2.0 * (A @ B) - 0.5 * C) <= TOL, (quad, variant, M, N, K)
-                plan = S._ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev))
+                plan = S._ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev),
+                                   quad_order=quad)
                 assert plan.quad == (quad and plan.band % 2 == 0 and plan.width % 2 == 0)
                 rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), dev.counter.snapshot(),
                                      M=M, N=N, K=K, has_c=True, device=dev)

@@ -2,23 +2,39 @@
 float64 numpy: blocks that do not divide M, transposes, beta with C, every variant, wrapped
 arrays, a device profile, the choice of the block count, and the cleanup after a failure.
 
-The pipelining is forced at small sizes through the module settings ``host.HOST_*`` (its
-default threshold is 2^33 multiply-adds). Tolerance as in test_sgemm.py: relative Frobenius
+The pipelining is forced at small sizes through the device's ``SgemmTuning`` (its default
+threshold is 2^33 multiply-adds). Tolerance as in test_sgemm.py: relative Frobenius
 error <= 1e-5 (float32 sums of K products of data in [-1, 1]).
 """
 import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu.engine import transfer
+from contextlib import ExitStack
+
 from shadergpgpu.algorithms.sgemm import host as H
-from shadergpgpu.algorithms.sgemm import VARIANTS, default_variant, effective_variant, sgemm
+from shadergpgpu.algorithms.sgemm import (VARIANTS, SgemmTuning, default_variant,
+                                          effective_variant, sgemm)
 
 from test_sgemm import TOL, data, rel_err  # noqa: E402  (the product tests' helpers)
 
+#: pipelining from any size on, at most 3 blocks; on a GPU a block holds at least one buffer
+#: object's worth of texels (asynchronous readbacks): from any size on here, so the small
+#: blocks read back asynchronously too
+FORCED = (SgemmTuning(host_min_work=0, host_min_block_elems=0, host_blocks=3),
+          sg.EngineTuning(pbo_min_bytes=0))
+
+
+def forcing(d):
+    """The forced tuning on device ``d`` for a ``with`` block."""
+    stack = ExitStack()
+    for t in FORCED:
+        stack.enter_context(d.tuned(t))
+    return stack
+
 
 @pytest.fixture
-def forced(monkeypatch):
+def forced(dev, monkeypatch):
     """Pipelining from any size on, at most ``blocks`` blocks; records each pipelined call's
     block count."""
     calls = []
@@ -28,14 +44,9 @@ def forced(monkeypatch):
         calls.append(args[-1])
         return real(*args)
 
-    monkeypatch.setattr(H, "HOST_MIN_WORK", 0)
-    monkeypatch.setattr(H, "HOST_MIN_BLOCK_ELEMS", 0)
-    monkeypatch.setattr(H, "HOST_BLOCKS", 3)
-    # on a GPU a block holds at least one buffer object's worth of texels (asynchronous
-    # readbacks): from any size on here, so the small blocks read back asynchronously too
-    monkeypatch.setattr(transfer, "PBO_MIN_BYTES", 0)
     monkeypatch.setattr(H, "pipelined", spy)
-    return calls
+    with forcing(dev):
+        yield calls
 
 
 def test_sequence_pipelined_then_one_block(dev, rng, forced, monkeypatch):
@@ -46,7 +57,7 @@ def test_sequence_pipelined_then_one_block(dev, rng, forced, monkeypatch):
     cases = [(False, False, None), (True, False, 0.75), (False, True, -0.5), (True, True, 0.75)]
     for off in (False, True):
         if off:
-            monkeypatch.setattr(H, "HOST_BLOCKS", 0)
+            dev.tune(SgemmTuning, host_blocks=0)
         for ta, tb, beta in cases:
             A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
             a = A.T.copy() if ta else A
@@ -71,7 +82,7 @@ def test_every_variant_and_block_count(dev, rng, forced, monkeypatch, variant):
     # N = 32: the block readbacks land in the result as they are; N = 29: through the repacking
     v = effective_variant(variant, dev)
     for blocks in (2, 5):
-        monkeypatch.setattr(H, "HOST_BLOCKS", blocks)
+        dev.tune(SgemmTuning, host_blocks=blocks)
         for M, N, K in [(67, 32, 40), (41, 29, 9)]:
             A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
             n0 = len(forced)
@@ -84,7 +95,7 @@ def test_blocks_equal_the_one_block_result(dev, rng, forced, monkeypatch):
     # every element is the same float32 sum in either path (the blocks only cut the rows)
     A, B = data(rng, 70, 33).astype(np.float32), data(rng, 33, 45).astype(np.float32)
     piped = sgemm(A, B, device=dev)
-    monkeypatch.setattr(H, "HOST_BLOCKS", 1)
+    dev.tune(SgemmTuning, host_blocks=1)
     whole = sgemm(A, B, device=dev)
     assert len(forced) == 1
     np.testing.assert_array_equal(piped, whole)
@@ -112,12 +123,13 @@ def test_what_is_not_pipelined(dev, rng, forced):
 
 def test_wrapped_arrays(small_dev, rng, forced):
     # textures of 16 texels a side: at N = 70 (18 texels a row) every block's result wraps
-    for M, N, K in [(14, 70, 8), (20, 30, 27)]:
-        A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
-        got = sgemm(A, B, C, alpha=1.0, beta=-2.0, device=small_dev)
-        assert rel_err(got, A @ B - 2.0 * C) <= TOL
-        got = sgemm(A.T.copy(), B, trans_a=True, device=small_dev)
-        assert rel_err(got, A @ B) <= TOL
+    with forcing(small_dev):
+        for M, N, K in [(14, 70, 8), (20, 30, 27)]:
+            A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
+            got = sgemm(A, B, C, alpha=1.0, beta=-2.0, device=small_dev)
+            assert rel_err(got, A @ B - 2.0 * C) <= TOL
+            got = sgemm(A.T.copy(), B, trans_a=True, device=small_dev)
+            assert rel_err(got, A @ B) <= TOL
     assert small_dev.layout((8, 70)).wrapped
     # blocks of whole tiles of rows: the device's own variant decides how many (3 at most)
     v = effective_variant(default_variant(small_dev), small_dev)
@@ -131,7 +143,7 @@ def test_wrapped_arrays(small_dev, rng, forced):
 @pytest.mark.parametrize("profile", ["webgl2", "geforce-7800gtx"])
 def test_under_profiles(rng, forced, profile):
     # no float blending / no buffer textures / no uniform blocks: the variant adapts per block
-    d = sg.Device(profile=profile)
+    d = sg.Device(profile=profile, tuning=FORCED)
     try:
         M, N, K = 38, 21, 70
         A, B, C = data(rng, M, K), data(rng, N, K), data(rng, M, N)
@@ -175,28 +187,31 @@ def test_row_blocks_cover_the_rows():
 
 
 def test_block_count_policy():
-    # the defaults: small products one block; each block at least HOST_MIN_BLOCK_ELEMS
-    # elements and, on a GPU, PBO_MIN_BYTES of texels; at most HOST_BLOCKS
+    # the defaults: small products one block; each block at least host_min_block_elems
+    # elements and, on a GPU, pbo_min_bytes of texels; at most host_blocks
     from types import SimpleNamespace
     from shadergpgpu.engine.layout import layout_for
     lay = lambda shape: layout_for(shape, True, "row", 1 << 15)   # noqa: E731
-    gpu = SimpleNamespace(is_software=False, tracer=None, layout=lay)
-    cpu = SimpleNamespace(is_software=True, tracer=None, layout=lay)
+    gpu = SimpleNamespace(is_software=False, tracer=None, layout=lay,
+                          tuning=lambda cls: cls.defaults("hardware"))
+    cpu = SimpleNamespace(is_software=True, tracer=None, layout=lay,
+                          tuning=lambda cls: cls.defaults("software"))
+    t, pbo_bytes = SgemmTuning(), sg.EngineTuning().pbo_min_bytes
     v = VARIANTS["tile16x2-ubo"]
-    assert H.host_blocks(gpu, v, 1024, 1024, 1024) == 1        # below HOST_MIN_WORK
+    assert H.host_blocks(gpu, v, 1024, 1024, 1024) == 1        # below host_min_work
     for d in (gpu, cpu):
         for M, N, K in [(4096, 4096, 4096), (16384, 16384, 16384), (2048, 4096, 1 << 20),
                         (1 << 20, 8, 1024), (4097, 4095, 4096)]:
             nb = H.host_blocks(d, v, M, N, K)
-            assert 1 <= nb <= H.HOST_BLOCKS
+            assert 1 <= nb <= t.host_blocks
             if nb > 1:
                 rows = min(r1 - r0 for r0, r1 in H.row_blocks(v, M, nb)[:-1])
-                assert rows * N >= H.HOST_MIN_BLOCK_ELEMS
+                assert rows * N >= t.host_min_block_elems
                 if d is gpu:
-                    assert rows * -(-N // 4) * 16 >= transfer.PBO_MIN_BYTES
+                    assert rows * -(-N // 4) * 16 >= pbo_bytes
                 # one block more would break a rule
-                more = M * N // (nb + 1) < H.HOST_MIN_BLOCK_ELEMS or nb == H.HOST_BLOCKS or \
-                    (d is gpu and M * -(-N // 4) * 16 // (nb + 1) < transfer.PBO_MIN_BYTES)
+                more = M * N // (nb + 1) < t.host_min_block_elems or nb == t.host_blocks or \
+                    (d is gpu and M * -(-N // 4) * 16 // (nb + 1) < pbo_bytes)
                 assert more, (M, N, K, nb)
     assert H.host_blocks(gpu, v, 4096, 4096, 4096) == 2
     assert H.host_blocks(gpu, v, 16384, 16384, 16384) == 8

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import shadergpgpu as sg
 from shadergpgpu.analysis import plans
 from shadergpgpu.ops import sort as sort_ops
+from shadergpgpu.ops.tuning import SortTuning
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs, sort_passes
 
 HYP = settings(max_examples=40, deadline=None,
@@ -98,9 +99,26 @@ def test_passes_follow_the_plan(dev, length):
 
 
 @pytest.mark.parametrize("fold", [1, 2, 4, 5])
-def test_fold_width_changes_only_the_passes(dev, monkeypatch, fold):
-    """Every group size gives the same exact result, in the passes its formula says."""
-    monkeypatch.setattr(sort_ops, "FOLD_LOG2", fold)
+def test_fold_width_changes_only_the_passes(dev, fold):
+    """Every group size gives the same exact result, in the passes its formula says; the
+    group set for the calls in a ``with`` block leaves the next call's alone."""
+    with dev.tuned(SortTuning(fold_log2=fold)):
+        _fold_width(dev, fold)
+    X = dev.array(np.arange(40.0)[::-1])
+    with dev.phase(f"sort-after-fold{fold}"):
+        for a in sort_pairs(X):
+            a.release()
+    assert dev.counter.passes[f"sort-after-fold{fold}"] == sort_passes(40) == \
+        plans.get_plan("ops/sort").total(length=40)
+    X.release()
+    assert sort_passes(4096, fold=3) < sort_passes(4096, fold=1) < 78   # 78: a pass a stage
+    with pytest.raises(ValueError, match="fold_log2"):
+        sort_passes(10, fold=0)
+    with pytest.raises(ValueError, match="SortTuning.fold_log2"):
+        SortTuning(fold_log2=6)
+
+
+def _fold_width(dev, fold):
     rng = np.random.default_rng(fold)
     for length in (5, 33, 129, 1000):
         x = rng.choice(POOL, (3, length))
@@ -108,14 +126,11 @@ def test_fold_width_changes_only_the_passes(dev, monkeypatch, fold):
         label = f"sort-fold{fold}-{length}"
         with dev.phase(label):
             V, I = sort_pairs(X)
-        assert dev.counter.passes[label] == sort_passes(length) == \
-            plans.get_plan("ops/sort").total(length=length) == _passes_from_stages(length, fold)
+        assert dev.counter.passes[label] == sort_passes(length, fold=fold) == \
+            _passes_from_stages(length, fold)
         _check_bits(x, V.get(), I.get().astype(np.int64))
         for a in (X, V, I):
             a.release()
-    assert sort_passes(4096, fold=3) < sort_passes(4096, fold=1) < 78   # 78: a pass a stage
-    with pytest.raises(ValueError, match="FOLD_LOG2"):
-        sort_passes(10, fold=0)
 
 
 @pytest.mark.parametrize("length", [1, 3, 4, 5, 31, 32, 33, 127, 128, 129, 4095, 4096, 4097])
@@ -210,7 +225,7 @@ def test_debug_mode():
 
 def test_loop_cap_does_not_apply():
     """The network has no data-dependent loop: even a tiny forced loop cap gives the result."""
-    d = sg.Device(loop_cap=4)
+    d = sg.Device(limits=sg.Limits(loop_cap=4))
     try:
         x = np.random.default_rng(0).standard_normal((3, 50))
         X = d.array(x)

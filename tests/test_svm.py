@@ -20,7 +20,7 @@ from shadergpgpu.ops import reduce as R
 
 @pytest.fixture(scope="module")
 def wrap_dev():
-    d = sg.Device(max_texture_size=128)
+    d = sg.Device(limits=sg.Limits(max_texture_size=128))
     yield d
 
 
@@ -130,7 +130,7 @@ def test_pass_plan_matches_counter(dev, rng, rb):
         # hard-coded counts, by hand: 300 points pad to 512 = 128 texels; fan-in 4 reduces
         # 128 -> 32 -> 8 -> 2 -> 1, so L = 4 passes per reduction. Per selection: fused
         # second-order = L (I_up/I_low pair) + 1 (objective) + L (arg-min) = 9; fused
-        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13 (svm.FUSE_GAIN = True
+        # first-order = L = 4; unfused second-order = 2L + 1 + L = 13 (SvmTuning.fuse_gain
         # computes the gain in the arg-min's first level: one pass less). Host step (rb = 1):
         # one selection per iteration plus the final one; one update pass per iteration; 2
         # init fills. Device step (rb = 8, solved inside the update pass): ceil((it + 1) / 8)
@@ -170,24 +170,25 @@ def test_device_step_equals_host_step(dev, ws):
 
 @pytest.mark.parametrize("ws,rb,cap", [("second-order", 16, None), ("second-order", 1, None),
                                         ("first-order", 16, None), ("second-order", 16, 16)])
-def test_direct_indexing_gives_the_accessor_fit(dev, monkeypatch, ws, rb, cap):
+def test_direct_indexing_gives_the_accessor_fit(dev, ws, rb, cap):
     """The CPU renderer's indexing in the selection, objective, update and step kernels
-    (svm.smo.DIRECT: a fragment's own texels at its pixel, the 1-D vectors' elements at
+    (SvmTuning.direct: a fragment's own texels at its pixel, the 1-D vectors' elements at
     row_texel(); on by default where dev.is_software) and the accessors GPUs use give the
     same fit as each other and as scikit-learn. 700 points pad to 768: 192 texels wrapped at
     128 (two texture rows, a partly empty one); cap 16: the split distance path (80
     features, 20 texels)."""
-    from shadergpgpu.algorithms.svm import smo   # DIRECT lives (and is read) there
+    from shadergpgpu.algorithms.svm import SvmTuning, smo
     X, y = make_classification(n_samples=700, n_features=80 if cap else 12, n_informative=8,
                                flip_y=0.02, random_state=6)
     X = StandardScaler().fit_transform(X)
     ref = SkSVC(C=1.0, gamma="scale").fit(X, y)
-    d = sg.Device(loop_cap=cap) if cap else dev
+    d = sg.Device(limits=sg.Limits(loop_cap=cap)) if cap else dev
     try:
         fits = []
         for direct in (False, True):
-            monkeypatch.setattr(smo, "DIRECT", direct)
-            m = SVC(C=1.0, gamma="scale", device=d, working_set=ws, readback_every=rb).fit(X, y)
+            with d.tuned(SvmTuning, direct=direct):
+                m = SVC(C=1.0, gamma="scale", device=d, working_set=ws,
+                        readback_every=rb).fit(X, y)
             assert_agrees(m, ref, X, X)
             fits.append(m)
     finally:
@@ -198,7 +199,6 @@ def test_direct_indexing_gives_the_accessor_fit(dev, monkeypatch, ws, rb, cap):
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(b.dual_coef_, a.dual_coef_, rtol=0, atol=1e-6)
     np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-6)
-    monkeypatch.setattr(smo, "DIRECT", None)
     b = smo.BinarySMO(dev, X[:20], np.where(y[:20] > 0, 1.0, -1.0), 1.0, 0.1, 1e-3, 100)
     b.release()
     assert b.direct == int(dev.is_software)
@@ -220,18 +220,18 @@ def test_direct_kernels_compile_as_glsl_es():
 
 
 @pytest.mark.parametrize("rb", [1, 16])
-def test_gain_in_argmin_level_equals_objective_pass(dev, monkeypatch, rb):
-    """The second-order gain computed inside the arg-min's first level (svm.FUSE_GAIN) and by
-    an objective pass of its own pick the same pairs: same iterations, support vectors, alphas."""
-    from shadergpgpu.algorithms.svm import choices as S   # FUSE_GAIN lives (and is read) there
+def test_gain_in_argmin_level_equals_objective_pass(dev, rb):
+    """The second-order gain computed inside the arg-min's first level (SvmTuning.fuse_gain)
+    and by an objective pass of its own pick the same pairs: same iterations, support vectors,
+    alphas."""
+    from shadergpgpu.algorithms.svm import SvmTuning
     X, y = load_breast_cancer(return_X_y=True)
     X = StandardScaler().fit_transform(X)[::2]
     y = y[::2]
-    monkeypatch.setattr(S, "FUSE_GAIN", True)
     dev.counter.reset()
-    fused = SVC(device=dev, readback_every=rb).fit(X, y)
+    with dev.tuned(SvmTuning, fuse_gain=True):
+        fused = SVC(device=dev, readback_every=rb).fit(X, y)
     fused_passes = dev.counter.snapshot()["svm/select"]["passes"]
-    monkeypatch.setattr(S, "FUSE_GAIN", False)
     dev.counter.reset()
     plain = SVC(device=dev, readback_every=rb).fit(X, y)
     plain_passes = dev.counter.snapshot()["svm/select"]["passes"]
@@ -310,7 +310,7 @@ def test_report_quick(tmp_path):
 @pytest.fixture(scope="module")
 def capped_dev():
     """A device that stops loops after 16 iterations: 300 features (75 texels) need 5 passes."""
-    d = sg.Device(loop_cap=16)
+    d = sg.Device(limits=sg.Limits(loop_cap=16))
     yield d
     d.release()
 

@@ -25,16 +25,23 @@ def dev():
     d.release()
 
 
+def _forced(path):
+    """The engine tuning of a forced path (None: the device's own)."""
+    if path == "default":
+        return None
+    return sg.EngineTuning(pbo=True, pbo_min_bytes=0, mapped=path == "mapped")
+
+
 @pytest.fixture(autouse=True, params=["default", "mapped", "buffer"])
-def path(request, monkeypatch):
+def path(request, dev):
     """Every test runs three ways: the device's own path (straight reads on llvmpipe), and the
     GPU's buffer-object paths forced here: page-locked mapped buffers, and moderngl buffers
     (the fallback where the context has no buffer storage)."""
-    if request.param != "default":
-        monkeypatch.setattr(T, "PBO_ON_SOFTWARE", True)
-        monkeypatch.setattr(T, "PBO_MIN_BYTES", 0)
-        monkeypatch.setattr(T, "MAPPED", request.param == "mapped")
-    return request.param
+    if request.param == "default":
+        yield request.param
+    else:
+        with dev.tuned(_forced(request.param)):
+            yield request.param
 
 
 def _array(dev, shape, packed, order, max_size, values):
@@ -121,7 +128,7 @@ def test_large_arrays_take_the_buffer_object_path_on_a_gpu(dev):
     """16 MB and more: through a pixel buffer object on a GPU (straight reads on llvmpipe);
     the same results, a readback in flight included."""
     n = 2048
-    assert n * n * 4 >= T.PBO_MIN_BYTES
+    assert n * n * 4 >= sg.EngineTuning().pbo_min_bytes
     a = np.random.default_rng(5).standard_normal((n, n)).astype(np.float32)
     x = dev.array(a)
     np.testing.assert_array_equal(x.get(), a)
@@ -144,13 +151,14 @@ def test_buffer_pool_sequence_across_sizes_kinds_and_drops(path):
     released with idle mapped buffers. Every read equals what was written just before it."""
     if path == "default":
         pytest.skip("the pool is used on the forced buffer paths")
-    d = sg.Device()
+    d = sg.Device(tuning=_forced(path))
     try:
         rng = np.random.default_rng(7)
         arrays = [d.array(np.zeros(s)) for s in [(8, 8), (3, 5), (16, 4), (8, 8)]]
         sizes = []
         for rnd in range(2):          # the second round reuses the first round's buffers
-            T.MAPPED = path == "mapped"
+            mapped = path == "mapped"
+            d.tune(sg.EngineTuning, mapped=mapped)
             for step in range(6):
                 for x in arrays:
                     a = rng.standard_normal(x.shape).astype(np.float32)
@@ -166,7 +174,7 @@ def test_buffer_pool_sequence_across_sizes_kinds_and_drops(path):
                         del dropped                 # never waited for
                         np.testing.assert_array_equal(x.get(), a)
                 if step == 2:                       # switch kinds mid-sequence
-                    T.MAPPED = not T.MAPPED
+                    d.tune(sg.EngineTuning, mapped=not mapped)
             sizes.append(len(d._pbos._free))
         assert sizes[1] == sizes[0]                 # no growth with repetitions
         assert _kinds(d) == ["Buffer", "MappedBuffer"]   # both kinds idle, each reused
@@ -181,7 +189,7 @@ def test_mapping_failure_falls_back_to_moderngl_buffers(path, monkeypatch):
     def refuse(self, ctx, nbytes, write=False):
         raise OSError("no buffer storage here")
     monkeypatch.setattr(T.MappedBuffer, "__init__", refuse)
-    d = sg.Device()
+    d = sg.Device(tuning=_forced(path))
     try:
         a = np.arange(40, dtype=np.float32).reshape(5, 8)
         x = d.array(a)

@@ -10,7 +10,7 @@ them alike; each keeps its own prepared passes (recipe cache):
   old         the reduce, down and apply kernels from before this change (copies in
               benchmarks/diag/blur_hv_old/) and no glFlush between passes: the code measured 2026-11-22
   new         the library as it is
-  noflush     the library without the glFlush after each pass (blur.FLUSH_PASSES = False)
+  noflush     the library without the glFlush after each pass (BlurTuning(flush_passes=False))
   v32         the library with level-1 blocks of 32 texels on the vertical axis (H keeps 16)
   h8          the library with level-1 blocks of 8 texels on the horizontal axis (no walk in
               its apply pass; twice its summary bytes)
@@ -109,14 +109,15 @@ class Variants:
             cache = self.caches[(id(dev), name)] = blur._RecipeCache(4 << 30)
         before = dev._resources.get(key)
         dev._resources[key] = cache
-        K, RC, RE = blur.kernels, blur.recipes, blur.recursive  # where each setting lives
-        saved = (K.APPLY, K.REDUCE, K.DOWN, RC.FLUSH_PASSES, RE._line_pass)
+        K, RE = blur.kernels, blur.recursive  # where each setting lives
+        saved = (K.APPLY, K.REDUCE, K.DOWN, RE._line_pass)
         K.APPLY, K.REDUCE, K.DOWN = kernels["APPLY"], kernels["REDUCE"], kernels["DOWN"]
-        RC.FLUSH_PASSES, RE._line_pass = flush, line_pass
+        RE._line_pass = line_pass
         try:
-            yield
+            with dev.tuned(blur.BlurTuning, flush_passes=bool(flush)):
+                yield
         finally:
-            (K.APPLY, K.REDUCE, K.DOWN, RC.FLUSH_PASSES, RE._line_pass) = saved
+            (K.APPLY, K.REDUCE, K.DOWN, RE._line_pass) = saved
             if before is not None:
                 dev._resources[key] = before
             else:

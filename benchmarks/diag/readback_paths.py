@@ -78,7 +78,6 @@ def torch_rows(host, out, repeat):
 
 def small_reads(repeat):
     """Latency of small readbacks: straight into host memory against the mapped buffer."""
-    from shadergpgpu.engine import transfer as T
     dev = sg.Device()
     print(f"# small readbacks on {dev.caps.renderer}: us per get(out=) (best of {repeat} x 50)")
     for n in (64, 1024, 16384, 262144, 1 << 20):
@@ -86,7 +85,7 @@ def small_reads(repeat):
         out = np.empty(x.shape, np.float32)
         res = {}
         for name, lo in (("straight", 1 << 40), ("mapped", 0)):
-            T.PBO_MIN_BYTES = lo
+            dev.tune(sg.EngineTuning, pbo_min_bytes=lo)
 
             def f():
                 for _ in range(50):
@@ -94,7 +93,7 @@ def small_reads(repeat):
             res[name] = best(f, repeat) / 50 * 1e6
             assert np.array_equal(out.reshape(-1), np.arange(n, dtype=np.float32))
         print(f"{n * 4:>9} bytes  straight {res['straight']:8.1f} us  mapped {res['mapped']:8.1f} us")
-    T.PBO_MIN_BYTES = 16 << 20
+    dev.untune(sg.EngineTuning)
 
 
 def main():

@@ -10,7 +10,7 @@ Stages (each prints the row sums of a few points against float64 numpy):
               short), a wait after every pass. Wrong here = an index / size problem in the
               kernel at this size (the 2^24 / 2^31 suspects); right = the arithmetic is sound.
   2 synced    the whole setup chain (every fragment), dev.finish() after every pass: what the
-              fit does now (sammon.SYNC_WORK). Prints each pass's wall time.
+              fit does now (SammonTuning.sync_work). Prints each pass's wall time.
   3 unsynced  the whole chain queued with no wait before the readback: the old setup (the
               failing run queued ~28 s of passes at once). Run last: if the driver resets the
               context here, nothing after it is trusted.
@@ -20,7 +20,7 @@ Stages (each prints the row sums of a few points against float64 numpy):
               row); prints the setup and update times and the stress.
     python benchmarks/diag/sammon_rowsum.py --stages 4
 Reading: 1 right + 2 right + 3 wrong -> the queued work is the cause and the waits are the fix.
-1 right + 2 wrong -> single passes of this length fail (lower sammon.PASS_WORK).
+1 right + 2 wrong -> single passes of this length fail (lower SammonTuning.pass_work).
 1 wrong -> the kernel (the printed intermediates say which quantity).
 """
 from __future__ import annotations
@@ -60,13 +60,14 @@ def main(argv=None) -> int:
     p.add_argument("--dims", type=int, default=200)
     p.add_argument("--stages", default="1,2,3")
     p.add_argument("--pass-work", type=float, default=None,
-                   help="override sammon.PASS_WORK (more, shorter chunks)")
+                   help="override SammonTuning.pass_work (more, shorter chunks)")
     a = p.parse_args(argv)
-    if a.pass_work:
-        sm.chunking.PASS_WORK = sm.chunking.SYNC_WORK = int(a.pass_work)
     stages = {int(s) for s in a.stages.split(",") if s}
     t_all = time.perf_counter()
     dev = sg.Device()
+    if a.pass_work:
+        dev.tune(sm.SammonTuning, pass_work=int(a.pass_work), sync_work=int(a.pass_work))
+    tuning = dev.tuning(sm.SammonTuning)
     n, d = a.n, a.dims
     rng = np.random.default_rng(n)
     X = rng.uniform(0, 255, (n, d)).astype(np.float32)   # benchmarks/sammon.py's data
@@ -76,7 +77,7 @@ def main(argv=None) -> int:
     w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
     vlay = Layout(n, 1, True, "row", w)
     V = dev.alloc(vlay)
-    chunks = sm.sweep_chunks(n, d, "rows", 1)
+    chunks = sm.sweep_chunks(n, d, "rows", 1, tuning=tuning)
     works = [sm.chunk_work(n, d, "rows", nb) for _, nb in chunks]
     kern = sm.ROWSUM["rows"]
     lx = XA.layout
@@ -88,10 +89,11 @@ def main(argv=None) -> int:
           f"(wrapped {lx.wrapped}), largest texel number {lx.n_texels - 1:,} "
           f"(< 2^24: {lx.n_texels - 1 < 2 ** 24}); {lx.nbytes / 1e6:.0f} MB")
     print(f"# V: texture {vlay.tex_w} x {vlay.tex_h} (wrapped {vlay.wrapped})")
-    print(f"# row-sum chunks: {len(chunks)} (PASS_WORK {sm.chunking.PASS_WORK:.3g}); points per pass "
+    print(f"# row-sum chunks: {len(chunks)} (pass_work {tuning.pass_work:.3g}); points per pass "
           f"{min(nb for _, nb in chunks)}..{max(nb for _, nb in chunks)}; loop iterations per "
           f"fragment per pass ~{max(nb for _, nb in chunks) * sm.block_cost('rows', d):,}; "
-          f"work per pass {max(works):.3g}; waits now: {sum(sm.host_waits(works))} of "
+          f"work per pass {max(works):.3g}; waits now: "
+          f"{sum(sm.host_waits(works, tuning.sync_work))} of "
           f"{len(chunks) - 1}")
     idx = np.unique(np.linspace(0, n - 1, 3).astype(int))
     ref = host_rowsums(Xc, idx)

@@ -53,7 +53,7 @@ def host_rows(Xc, Y, idx, dm_floor):
 
 
 def run_variant(dev, name, X, Y0, sum_dn, iters):
-    sm.set_tile_variant(name)
+    dev.tune(sm.SammonTuning.variant(name))
     est = sm.Sammon(n_components=Y0.shape[1], n_iter=1, step="source", init=Y0,
                     layout="rows", cache=False, tol=None, device=dev)
     run = sm._Run(dev, X, Y0.astype(np.float64), est, sum_dn=sum_dn)
@@ -102,9 +102,9 @@ def main(argv=None) -> int:
     if gflops is None:
         from shadergpgpu.analysis.model import calibrate
         gflops = calibrate(dev, quick=True, save=False)["speeds"]["alu_gflops"]
-    saved = sm.tile_variant_name() or "(custom)"
+    saved = dev.tuning(sm.SammonTuning)
     print(f"# {dev.caps.renderer} | max outputs {dev.max_outputs} | ALU ceiling "
-          f"{gflops:.1f} GFLOP/s | n = {a.dims}, 3-D | default now: {saved}")
+          f"{gflops:.1f} GFLOP/s | n = {a.dims}, 3-D | default now: {saved.variant_name or '(custom)'}")
     print("| N | variant | K | JB | s in w | unroll | interleaved | chunks x parts | s/iter | "
           "warm-up s | of bound | exec GFLOP/s (of ALU) | Gtexel/s | err g f64 | err s f64 | "
           "vs k4j16 | ok |")
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
             X = rng.uniform(0, 255, (n, a.dims)).astype(np.float32)
             Y0 = rng.uniform(0, 255, (n, 3)).astype(np.float32)
             # sum dn once per size (the setup's row sums, checked against the host)
-            sm.set_tile_variant(DEFAULT)
+            dev.tune(sm.SammonTuning.variant(DEFAULT))
             est = sm.Sammon(n_components=3, n_iter=1, step="source", init=Y0, cache=False,
                             tol=None, device=dev)
             t0 = time.perf_counter()
@@ -172,7 +172,7 @@ def main(argv=None) -> int:
                       f"{timed.get(DEFAULT, float('nan')):.4g} s/iter "
                       f"(x{timed.get(DEFAULT, float('nan')) / timed[best]:.2f})")
     finally:
-        sm.set_tile_variant(saved) if saved in sm.TILE_VARIANTS else None
+        dev.tune(saved)
     print(f"# total {time.perf_counter() - t_start:.1f} s")
     return 1 if bad else 0
 

@@ -16,8 +16,8 @@ process (old, new, old, new, ...), printed side by side:
         [--iters 20] [--reps 7] [--variants] [--profile]
 
 ``--variants`` adds this tree twice more: with the pair kernels' per-pair accessors
-(``sammon.geometry.CPU_VARIANTS = False``, what GPUs ran before the fetch variants were used on
-every device), and with the stress summed on the host (``sammon.step.STRESS_ON_HOST = True``:
+(``SammonTuning(fetch_variants=False)``, what GPUs ran before the fetch variants were used on
+every device), and with the stress summed on the host (``SammonTuning(stress_on_host=True)``:
 no reduction passes, the terms read back). About 20-40 s on llvmpipe at N = 2,000 with
 ``--variants``; less on a GPU. On a CPU renderer the draws themselves run on the host, so
 "host" there is nearly the whole wall time.
@@ -50,10 +50,15 @@ def mod(name):
 
 ARGS = json.loads(sys.argv[1])
 SM = mod("sammon")
+TUNING = {}     # trees with SammonTuning take these on the device; older ones the modules'
 if ARGS["per_pair"]:
-    importlib.import_module("shadergpgpu.algorithms.sammon.geometry").CPU_VARIANTS = False
+    TUNING["fetch_variants"] = False
+    if not hasattr(SM, "SammonTuning"):
+        importlib.import_module("shadergpgpu.algorithms.sammon.geometry").CPU_VARIANTS = False
 if ARGS["stress_host"]:
-    importlib.import_module("shadergpgpu.algorithms.sammon.step").STRESS_ON_HOST = True
+    TUNING["stress_on_host"] = True
+    if not hasattr(SM, "SammonTuning"):
+        importlib.import_module("shadergpgpu.algorithms.sammon.step").STRESS_ON_HOST = True
 
 # time spent waiting inside moderngl: reads (a full GPU wait each) and finish()
 WAIT = {"s": 0.0, "reads": 0, "finishes": 0}
@@ -97,6 +102,8 @@ def events(dev):
     return tot
 
 dev = sg.Device()
+if TUNING and hasattr(SM, "SammonTuning"):
+    dev.tune(SM.SammonTuning, **TUNING)
 out["renderer"] = dev.caps.renderer
 fit(dev); fit(dev); dev.finish()
 t_end = time.perf_counter() + ARGS["warm"]
@@ -209,8 +216,8 @@ def main(argv=None) -> int:
     ap.add_argument("--warm", type=float, default=0.5, help="seconds of warm-up fits")
     ap.add_argument("--rounds", type=int, default=1, help="alternating process pairs")
     ap.add_argument("--variants", action="store_true",
-                    help="also this tree with the per-pair accessors (CPU_VARIANTS = False) "
-                         "and with the stress summed on the host (STRESS_ON_HOST = True)")
+                    help="also this tree with the per-pair accessors (fetch_variants=False) "
+                         "and with the stress summed on the host (stress_on_host=True)")
     ap.add_argument("--profile", action="store_true", help="print a host profile per tree")
     args = ap.parse_args(argv)
     old = Path(args.old).resolve()

@@ -1,9 +1,9 @@
 """sgemm(numpy, numpy) against the product on resident operands (issue 20: >= 80% of the
 resident rate at n = 4096): the resident call, the host call pipelined by row blocks of C
 (``shadergpgpu.algorithms.sgemm.host``), the host call with the pipelining off
-(``host.HOST_BLOCKS = 0``), their ratios, the upload and readback rates of one n x n operand
-and the bound they set, and the host call at other block counts (the choice of
-``HOST_BLOCKS`` / ``HOST_MIN_BLOCK_ELEMS``). Rows of the results are checked against float64.
+(``SgemmTuning(host_blocks=0)``), their ratios, the upload and readback rates of one n x n
+operand and the bound they set, and the host call at other block counts (the choice of
+``SgemmTuning.host_blocks`` / ``host_min_block_elems``). Rows of the results are checked against float64.
 Prints MISSED and exits 1 where the pipelined call runs below 0.8 of the resident rate.
 
     python benchmarks/diag/sgemm_host.py [--n 4096] [--repeat 3] [--no-sweep] [--profile]
@@ -19,10 +19,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.algorithms.sgemm import default_variant, effective_variant, host  # noqa: E402
+from shadergpgpu.algorithms.sgemm import (SgemmTuning, default_variant,  # noqa: E402
+                                          effective_variant, host)
 
 TARGET = 0.8
-SETTINGS = ("HOST_BLOCKS", "HOST_MIN_WORK", "HOST_MIN_BLOCK_ELEMS")
+SETTINGS = ("host_blocks", "host_min_work", "host_min_block_elems")
 
 
 def best(fn, repeat):
@@ -60,7 +61,8 @@ def main():
     A = rng.standard_normal((n, n)).astype(np.float32)
     B = rng.standard_normal((n, n)).astype(np.float32)
     Ad, Bd = dev.array(A), dev.array(B)
-    defaults = {k: getattr(host, k) for k in SETTINGS}
+    tuning = dev.tuning(SgemmTuning)
+    defaults = {k: getattr(tuning, k) for k in SETTINGS}
     v = effective_variant(default_variant(dev), dev)
 
     def resident():
@@ -81,12 +83,9 @@ def main():
     nb = host.host_blocks(dev, v, n, n, n)
     tp = best(on_host, a.repeat)
     piped = on_host()
-    host.HOST_BLOCKS = 0
-    try:
+    with dev.tuned(SgemmTuning, host_blocks=0):
         to = best(on_host, a.repeat)
         whole = on_host()
-    finally:
-        host.HOST_BLOCKS = defaults["HOST_BLOCKS"]
 
     fl = 2.0 * n ** 3
     print(f"# {dev.caps.renderer}, n = {n}, variant {v.name}, best of {a.repeat}")
@@ -109,23 +108,21 @@ def main():
     bad |= check_rows(whole, A, B, "pipelining off") > 1e-5
 
     if not a.no_sweep:
-        print("block counts (HOST_MIN_WORK and HOST_MIN_BLOCK_ELEMS 0; a block's readback "
-              "stays >= PBO_MIN_BYTES on GPUs, which may lower the count):")
+        print("block counts (host_min_work and host_min_block_elems 0; a block's readback "
+              "stays >= pbo_min_bytes on GPUs, which may lower the count):")
         seen = set()
         try:
-            host.HOST_MIN_WORK = host.HOST_MIN_BLOCK_ELEMS = 0
             for want in (2, 3, 4, 6, 8):
-                host.HOST_BLOCKS = want
+                dev.tune(SgemmTuning, host_min_work=0, host_min_block_elems=0, host_blocks=want)
                 got = host.host_blocks(dev, v, n, n, n)
                 if got in seen:
                     continue
                 seen.add(got)
                 t = best(on_host, a.repeat)
-                print(f"  HOST_BLOCKS {want}: {got} blocks, {t * 1e3:.1f} ms, "
+                print(f"  host_blocks {want}: {got} blocks, {t * 1e3:.1f} ms, "
                       f"{tr / t:.2f} of resident")
         finally:
-            for k, val in defaults.items():
-                setattr(host, k, val)
+            dev.tune(tuning)
 
     if a.profile:
         pr = cProfile.Profile()

@@ -98,13 +98,11 @@ CONFIGS = [
 @contextlib.contextmanager
 def knobs(cfg: Config):
     """The configuration's geometry and unroll, set on the module for the call."""
-    saved = (SU.UBO_TARGET_W, SU.UBO_MAX_BAND, SU.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant])
+    saved = (SU.UBO_TARGET_W, SU.UBO_MAX_BAND, S.VARIANTS[cfg.variant])
     by_texels = SS._by_texels
     try:
         if not cfg.texels:
             SS._by_texels = lambda x, trans: 0
-        if cfg.quad is not None:
-            SU.UBO_QUAD_ORDER = cfg.quad
         if cfg.target_w is not None:
             SU.UBO_TARGET_W = cfg.target_w
         if cfg.max_band is not None:
@@ -113,7 +111,7 @@ def knobs(cfg: Config):
             S.VARIANTS[cfg.variant] = dataclasses.replace(saved[3], unroll=cfg.unroll)
         yield S.VARIANTS[cfg.variant]
     finally:
-        SU.UBO_TARGET_W, SU.UBO_MAX_BAND, SU.UBO_QUAD_ORDER, S.VARIANTS[cfg.variant] = saved
+        SU.UBO_TARGET_W, SU.UBO_MAX_BAND, S.VARIANTS[cfg.variant] = saved
         SS._by_texels = by_texels
 
 
@@ -125,7 +123,8 @@ class Staged:
         self.dev, self.cfg, self.M, self.N = dev, cfg, M, N
         with knobs(cfg) as v:
             self.v = S.effective_variant(v, dev)
-            self.plan = S._ubo_plan(self.v, M, N, K, S.Limits.of(dev), cfg.split or 1)
+            self.plan = S._ubo_plan(self.v, M, N, K, S.Limits.of(dev), cfg.split or 1,
+                                    True if cfg.quad is None else cfg.quad)
         _, Kp = S._padded(self.v, M, K)
         self.blk = S._stage_block(dev, A, False, M, K, self.plan)
         if self.v.b_transposed:

@@ -2,7 +2,7 @@
 import sys, time, warnings
 import numpy as np
 from shadergpgpu import Device
-from shadergpgpu.algorithms.svm import choices as S  # FUSE_GAIN lives there
+from shadergpgpu.algorithms.svm import SvmTuning
 from shadergpgpu.algorithms.svm import SVC
 sys.path.insert(0, "benchmarks")
 from svm import _data
@@ -16,10 +16,10 @@ for n in sizes:
     X, y = _data(n)
     ref = None
     from shadergpgpu.ops import rbf as RB
-    from shadergpgpu.ops.reduce import arg as RD
+    from shadergpgpu.ops.tuning import ReduceTuning
     fuse, wrap = False, 128
     for batch in (4, 16, 1):
-        RD.ARG_FETCH_BATCH = batch
+        dev.tune(ReduceTuning, arg_fetch_batch=batch)
         for F in fanins:
             SVC(device=dev, fanin=F, max_iter=20).fit(X, y)
             best = np.inf
@@ -39,6 +39,6 @@ for n in sizes:
             parts = {k: (v["passes"] / it, 1e3 * v["gpu_ms"] / it) for k, v in snap.items() if k in ("svm/select", "svm/update")}
             print(f"n={n} batch={batch} F={F}: wall {best:.1f} us/iter {same}; per iter (passes, gpu us): "
                   + ", ".join(f"{k} {p:.1f} {g:.1f}" for k, (p, g) in parts.items()), flush=True)
-S.FUSE_GAIN = True
+dev.tune(SvmTuning, fuse_gain=True)
 
 RB.VECTOR_WRAP = 128

@@ -109,7 +109,7 @@ def local_cluster(n_workers: int | None = None, *, gpus=None, device_options=Non
         without GPUs (every worker then renders with llvmpipe, the default EGL device).
     gpus : EGL device indices, one per worker (cycled); default ``range(count_gpus())``.
     device_options : keyword arguments of every worker's ``Device`` (e.g.
-        ``{"max_texture_size": 64}``).
+        ``{"limits": Limits(max_texture_size=64)}``).
     check : refuse a worker whose device cannot run the library at start (see
         :class:`DevicePlugin`); the error is raised here.
     env : extra environment variables of every worker process.

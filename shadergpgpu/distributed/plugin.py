@@ -66,8 +66,8 @@ class DevicePlugin(WorkerPlugin):
     check : at worker start, make a device once and release it, so that a worker whose GPU
         cannot run the library (no float32 rendering, no OpenGL 3.3) is refused before it
         joins, with the device's own :class:`~shadergpgpu.engine.errors.CapabilityError`.
-    **device_options : keyword arguments of ``Device`` (``max_texture_size=``, ``profile=``,
-        ``loop_cap=``...). ``device_index`` defaults to ``SHADERGPGPU_EGL_DEVICE`` of the
+    **device_options : keyword arguments of ``Device`` (``profile=``, ``limits=``,
+        ``tuning=``...). ``device_index`` defaults to ``SHADERGPGPU_EGL_DEVICE`` of the
         worker's environment (the GPU :func:`local_cluster` gave it).
 
     The device itself is made lazily, on the first task that needs it, in the plugin's GL

@@ -19,8 +19,12 @@ from .kernels import In, Kernel, Split
 from .layout import BufferLayout, Layout, layout_for
 from .counter import PassCounter
 from .passes import Pass
+from .cache import CacheBounds
+from .limits import Limits
+from .tuning import EngineTuning, Tuning
 
-__all__ = ["BufferLayout", "Capabilities", "CapabilityError", "Device", "DeviceArray", "In",
+__all__ = ["BufferLayout", "CacheBounds", "Capabilities", "CapabilityError", "Device",
+           "DeviceArray", "EngineTuning", "In", "Limits", "Tuning",
            "Kernel", "KernelDebugError", "Layout", "LoopBudgetError", "Pass", "PassCounter",
            "PingPong", "Scope", "ShaderCompileError", "ShaderGPGPUError", "Split", "TexturePool",
            "TooLargeError", "get_device", "layout_for"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable
 
 
@@ -64,3 +65,38 @@ class LRU:
 
     def __len__(self):
         return len(self._d)
+
+
+@dataclass(frozen=True)
+class CacheBounds:
+    """Bounds of a device's caches (``Device(caches=...)``), least recently used first out.
+
+    Parameters
+    ----------
+    programs : int, default 128
+        Compiled kernels kept; a program stays while a kept kernel uses it (kernels with the
+        same final source share one).
+    framebuffers : int, default 64
+        Framebuffers kept (one per distinct set of output textures).
+    resources : int, default 32
+        Per-device state of operations kept (``Device.resource``: e.g. the blur's prepared
+        recipes, one entry per operation kind).
+    pool_bytes : int or None, default None
+        Idle texture memory the pool keeps for reuse (None: 64 MiB on a software renderer,
+        whose textures are host memory; 1 GiB on a GPU, where reusing a texture spares its
+        allocation on the next upload).
+    """
+
+    programs: int = 128
+    framebuffers: int = 64
+    resources: int = 32
+    pool_bytes: int | None = None
+
+    def __post_init__(self):
+        for name in ("programs", "framebuffers", "resources", "pool_bytes"):
+            v = getattr(self, name)
+            if name == "pool_bytes" and v is None:
+                continue
+            low = 0 if name == "pool_bytes" else 1
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"CacheBounds.{name} must be an integer >= {low}, got {v!r}")

@@ -72,7 +72,11 @@ def _egl_context(moderngl, device_index):
     return moderngl.create_context(**kwargs)
 
 
-def _glfw_context(moderngl, visible: bool, size=(512, 512), title="shadergpgpu"):
+#: the window a glfw backend opens; the Viewer that shows arrays sets its size and title
+WINDOW_SIZE, WINDOW_TITLE = (512, 512), "shadergpgpu"
+
+
+def _glfw_context(moderngl, visible: bool):
     try:
         import glfw
     except ImportError as e:  # pragma: no cover - depends on the extra
@@ -86,7 +90,7 @@ def _glfw_context(moderngl, visible: bool, size=(512, 512), title="shadergpgpu")
     glfw.window_hint(glfw.OPENGL_PROFILE, glfw.OPENGL_CORE_PROFILE)
     glfw.window_hint(glfw.OPENGL_FORWARD_COMPAT, True)
     glfw.window_hint(glfw.VISIBLE, bool(visible))
-    window = glfw.create_window(size[0], size[1], title, None, None)
+    window = glfw.create_window(WINDOW_SIZE[0], WINDOW_SIZE[1], WINDOW_TITLE, None, None)
     if not window:
         glfw.terminate()
         raise CapabilityError("GLFW could not create an OpenGL 3.3 core window")
@@ -94,8 +98,7 @@ def _glfw_context(moderngl, visible: bool, size=(512, 512), title="shadergpgpu")
     return moderngl.create_context(require=330), window
 
 
-def create_gl(backend: str | None = None, device_index: int | None = None,
-              window_size=(512, 512), title: str = "shadergpgpu"):
+def create_gl(backend: str | None = None, device_index: int | None = None):
     """Create the raw moderngl context for ``backend``; returns ``(ctx, backend, window)``."""
     backend = resolve_backend(backend)
     try:
@@ -111,7 +114,7 @@ def create_gl(backend: str | None = None, device_index: int | None = None,
         elif backend == "standalone":
             ctx = moderngl.create_context(standalone=True, require=330)
         else:
-            ctx, window = _glfw_context(moderngl, backend == "glfw-visible", window_size, title)
+            ctx, window = _glfw_context(moderngl, backend == "glfw-visible")
     except CapabilityError:
         raise
     except Exception as e:

@@ -32,10 +32,11 @@ from . import context as _context
 from . import profiles as _profiles
 from . import sanitizer as _sanitizer
 from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
-from .cache import LRU
+from .cache import LRU, CacheBounds
 from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
 from .lifetime import _free_context, _Token
+from .limits import Limits
 from .layout import Layout, layout_for
 from .counter import PassCounter
 from .passes import CONTEXT, Compiled
@@ -43,6 +44,7 @@ from .drawing import Drawing
 from .programs import ShaderLibrary
 from .scope import PingPong, Scope
 from .transfer import PboPool
+from .tuning import Tunable, Tuning
 
 # Loop iterations one fragment may run before the renderer stops the loop. Mesa's llvmpipe
 # (gallivm) ends every loop after 65,535 iterations (nested loops count together) without an
@@ -50,33 +52,29 @@ from .transfer import PboPool
 SOFTWARE_LOOP_CAP = 65_535
 
 
-class Device(Drawing):
+class Device(Drawing, Tunable):
     """A GL context prepared for GPGPU work.
 
     Parameters
     ----------
     backend : "egl" (default), "glfw", "glfw-visible" or "standalone"; or env SHADERGPGPU_BACKEND.
+        The glfw backends open a window (its size and title: the
+        :class:`~shadergpgpu.frontends.window.Viewer`'s).
     device_index : EGL device to use on machines with several GPUs (env SHADERGPGPU_EGL_DEVICE).
-    max_texture_size : cap below the driver's MAX_TEXTURE_SIZE (arrays wrap past it).
+    profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
+        env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
+        texture size, render targets, float blending, loop cap, texture units, buffer textures).
+    limits : :class:`~shadergpgpu.engine.limits.Limits` (texture size and loop cap below the
+        driver's; default: none).
+    caches : :class:`~shadergpgpu.engine.cache.CacheBounds` (compiled kernels, framebuffers,
+        per-operation state and idle texture memory kept; default: ``CacheBounds()``).
+    tuning : a :class:`~shadergpgpu.engine.tuning.Tuning` value or several (the engine's
+        :class:`~shadergpgpu.engine.tuning.EngineTuning`, an algorithm's): what calls on this
+        device use instead of the defaults for its kind (:meth:`tune`, :meth:`tuned`).
     timing : record the device time of every pass, per phase and kernel: timer queries read
         when the counter is next read on a GPU; the wall time between waits around each draw
         on a software renderer (whose timer queries do not see its rasterizer threads).
     shader_root : a folder of the user's shaders, searched before the package's ``shaders/``.
-    loop_cap : loop iterations one fragment may run (default: 65,535 on Mesa's software
-        renderers, none elsewhere); kernels over it are split across passes or refused.
-    cache_size : compiled kernels kept (least recently used first out); a program stays while
-        a kept kernel uses it (kernels with the same final source share one).
-    pool_bytes : idle texture memory the pool keeps for reuse (default: 64 MiB on a software
-        renderer, whose textures are host memory; 1 GiB on a GPU, where reusing a texture
-        spares its allocation on the next upload: an upload into a new 64 MB texture ran at
-        2.9 GB/s against 8.7 into a reused one on an H200).
-    fbo_cache_size : framebuffers kept (one per distinct set of output textures).
-    resource_cache_size : per-device state of operations kept (:meth:`resource`: e.g. the
-        blur's prepared recipes, one entry per operation kind).
-    recipe_cache_bytes : texture memory the blur's recipe cache may hold (its work arrays).
-    profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
-        env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
-        texture size, render targets, float blending, loop cap, texture units, buffer textures).
     debug : debug mode (default: env ``SHADERGPGPU_DEBUG``, read here): every kernel's reads are
         checked against its arrays' bounds and its outputs for NaN/Inf that no input holds, with
         a :class:`~shadergpgpu.engine.errors.KernelDebugError` naming the kernel, the array and
@@ -84,15 +82,17 @@ class Device(Drawing):
         read-backs per pass). Off, nothing changes: same sources, same per-pass path.
     """
 
-    def __init__(self, backend: str | None = None, device_index: int | None = None,
-                 max_texture_size: int | None = None, timing: bool = False,
-                 window_size=(512, 512), title: str = "shadergpgpu", shader_root=None,
-                 loop_cap: int | None = None, cache_size: int = 128,
-                 pool_bytes: int | None = None, profile=None, fbo_cache_size: int = 64,
-                 resource_cache_size: int = 32, recipe_cache_bytes: int = 1280 << 20,
-                 debug: bool | None = None):
-        self.ctx, backend, self.window = _context.create_gl(backend, device_index,
-                                                            window_size, title)
+    def __init__(self, backend: str | None = None, device_index: int | None = None, *,
+                 profile=None, limits: Limits | None = None, caches: CacheBounds | None = None,
+                 tuning=(), timing: bool = False, shader_root=None, debug: bool | None = None):
+        limits = _check_group(limits, Limits, "limits")
+        caches = _check_group(caches, CacheBounds, "caches")
+        self._tunings, self._resolved = {}, {}
+        for t in (tuning,) if isinstance(tuning, Tuning) else tuple(tuning or ()):
+            self.tune(t)
+        max_texture_size, loop_cap = limits.max_texture_size, limits.loop_cap
+        cache_size, pool_bytes = caches.programs, caches.pool_bytes
+        self.ctx, backend, self.window = _context.create_gl(backend, device_index)
         self._token = _Token()
         self._thread = threading.current_thread()
         self._orphans: list = []  # textures of arrays released in other threads
@@ -120,14 +120,10 @@ class Device(Drawing):
         if lim.get("max_texture_size"):
             limit = min(limit, lim["max_texture_size"])
         if max_texture_size is not None:
-            if int(max_texture_size) < 1:
-                raise ValueError("max_texture_size must be positive")
             limit = min(limit, int(max_texture_size))
         self.max_texture_size = limit
         if loop_cap is None:
             loop_cap = SOFTWARE_LOOP_CAP if self.is_software else None
-        elif int(loop_cap) < 1:
-            raise ValueError(f"loop_cap must be positive, got {loop_cap}")
         caps = [c for c in (loop_cap, lim.get("loop_cap")) if c is not None]
         self.loop_cap = int(min(caps)) if caps else None
         if self.is_software:
@@ -145,12 +141,11 @@ class Device(Drawing):
         self.timing = bool(timing) and self.caps.timer_queries
         self.tracer = None  # an open sg.trace(...) records what this device does
         self._flush_fn = None
-        self.recipe_cache_bytes = int(recipe_cache_bytes)
         self._placeholder = None
         self._compiled = LRU(cache_size, self._evict_compiled)
         self._bodies = LRU(cache_size)
-        self._fbos = LRU(fbo_cache_size, self._evict_fbo)
-        self._resources = LRU(resource_cache_size, self._evict_resource)
+        self._fbos = LRU(caches.framebuffers, self._evict_fbo)
+        self._resources = LRU(caches.resources, self._evict_resource)
         # call signatures of Device.run already validated (drawing.py): no GL objects, only
         # what the checks decided; bounded like the compiled kernels it points at
         self._calls: dict = {}
@@ -515,6 +510,14 @@ def _release_resource(r) -> None:
     rel = getattr(r, "release", None)
     if rel is not None:
         rel()
+
+
+def _check_group(value, cls, name):
+    if value is None:
+        return cls()
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {type(value).__name__}")
+    return value
 
 
 def _shape_tuple(shape) -> tuple:

@@ -6,8 +6,9 @@ row order, no padding), else the packed image. Readbacks read into the destinati
 the caller's preallocated array (``get(out=...)``) or a new one, without an intermediate bytes
 object. On a GPU they go through a pixel buffer object (the copy runs as a DMA, then one copy
 into host memory: 8.4 GB/s on an H200 against 6.1 GB/s reading into host memory directly and
-1.1 GB/s through moderngl's bytes), from ``PBO_MIN_BYTES`` on; small reads and a software
-renderer's (its textures live in host memory already) go straight into host memory. ``get(wait=False)`` issues the copy into the buffer object and
+1.1 GB/s through moderngl's bytes), from ``EngineTuning.pbo_min_bytes`` on; small reads and a
+software renderer's (its textures live in host memory already) go straight into host memory.
+``get(wait=False)`` issues the copy into the buffer object and
 returns a :class:`Readback`: the device goes on with later passes while the copy runs, and
 :meth:`Readback.result` waits for it and returns the array.
 
@@ -16,9 +17,10 @@ objects live in page-locked client memory, mapped once for their lifetime
 (:class:`MappedBuffer`): the texture's bytes arrive there by DMA and one numpy copy moves them
 into the destination, with no map call per readback (which waited and copied again). On an
 H200 this reads 8.7-9.3 GB/s against 4.2-9.4 GB/s through moderngl's buffers, depending on the
-host (``benchmarks/diag/readback_paths.py``). Uploads from ``PBO_MIN_BYTES`` on take the same
-kind of buffer the other way (:func:`write`): one numpy copy into it, then a copy on the device
-that later passes are ordered after; the host returns as soon as its copy is done.
+host (``benchmarks/diag/readback_paths.py``). Uploads from ``EngineTuning.pbo_min_bytes`` on
+take the same kind of buffer the other way (:func:`write`): one numpy copy into it, then a copy
+on the device that later passes are ordered after; the host returns as soon as its copy is
+done.
 """
 from __future__ import annotations
 
@@ -26,19 +28,13 @@ import ctypes
 
 import numpy as np
 
+from .tuning import EngineTuning
+
 #: idle pixel buffer objects kept per device (bytes); more are released when given back
 PBO_IDLE_BYTES = 512 << 20
-#: readbacks from this size on go through a pixel buffer object on a GPU; smaller ones straight
-#: into host memory (a buffer object adds a second synchronised call: for the small reads of an
-#: iterative algorithm's host decisions it cost ~0.5 ms each on an H200, a DMA buys nothing)
-PBO_MIN_BYTES = 16 << 20
-
-
-#: use page-locked, persistently mapped buffers where the context has buffer storage (a switch
-#: for tests and comparisons; read at call time)
-MAPPED = True
-#: read through buffer objects on a software renderer too (tests force the GPU path with it)
-PBO_ON_SOFTWARE = False
+# The size from which readbacks go through a pixel buffer object, whether buffer objects are
+# used at all (not on a software renderer by default) and whether they are page-locked mapped
+# buffers: the device's EngineTuning (engine/tuning.py), read at call time.
 
 _PACK, _UNPACK = 0x88EB, 0x88EC     # GL_PIXEL_PACK_BUFFER, GL_PIXEL_UNPACK_BUFFER
 _MAP_READ, _MAP_WRITE, _PERSISTENT, _COHERENT, _CLIENT = 0x1, 0x2, 0x40, 0x80, 0x200
@@ -171,10 +167,11 @@ class PboPool:
         self._free: list = []
         self._mappable = None
 
-    def take(self, nbytes: int, write: bool = False):
+    def take(self, nbytes: int, write: bool = False, mapped: bool = True):
         """A buffer of ``nbytes`` for a readback, or with ``write`` a mapped one for an upload
-        (None where there is none: the upload then goes straight)."""
-        mapped = MAPPED and self.mapped_available()
+        (None where there is none: the upload then goes straight); ``mapped``: a page-locked
+        mapped buffer where the context has buffer storage."""
+        mapped = mapped and self.mapped_available()
         for i, b in enumerate(self._free):
             kind = b.write if isinstance(b, MappedBuffer) else None   # moderngl: reads only
             if b.size == nbytes and (kind == write if mapped else kind is None and not write):
@@ -220,7 +217,8 @@ def _complete(pbo, dest) -> None:
 
 def _straight(dev, nbytes: int) -> bool:
     """Whether a readback of ``nbytes`` goes straight into host memory (no buffer object)."""
-    return (dev.is_software and not PBO_ON_SOFTWARE) or nbytes < PBO_MIN_BYTES
+    t = dev.tuning(EngineTuning)
+    return not t.pbo or nbytes < t.pbo_min_bytes
 
 
 def check_out(array, out) -> np.ndarray:
@@ -268,7 +266,7 @@ def read(array, out=None) -> np.ndarray:
     if _straight(dev, nbytes):
         array.texture.read_into(dest)
     else:
-        pbo = dev._pbos.take(nbytes)
+        pbo = dev._pbos.take(nbytes, mapped=dev.tuning(EngineTuning).mapped)
         try:
             _issue(dev, array, pbo)
             _complete(pbo, dest)
@@ -296,7 +294,7 @@ class Readback:
             self._value = array.get(out=out)
             self._pbo = None
             return
-        self._pbo = dev._pbos.take(lay.nbytes)
+        self._pbo = dev._pbos.take(lay.nbytes, mapped=dev.tuning(EngineTuning).mapped)
         dev.report("readback", lay.nbytes)
         _issue(dev, array, self._pbo)
         dev.flush()
@@ -349,13 +347,13 @@ def read_rect(dev, a, rect) -> np.ndarray:
 
 
 def write(array, data: np.ndarray) -> None:
-    """Write the texels ``data`` into ``array``'s texture: from ``PBO_MIN_BYTES`` on, on a GPU
-    with buffer storage, through a page-locked mapped buffer (one host copy at memory speed,
-    then a copy on the device that later passes wait for), else straight."""
+    """Write the texels ``data`` into ``array``'s texture: from ``EngineTuning.pbo_min_bytes``
+    on, on a GPU with buffer storage, through a page-locked mapped buffer (one host copy at
+    memory speed, then a copy on the device that later passes wait for), else straight."""
     dev = array.device
     nbytes = data.nbytes
-    if not _straight(dev, nbytes) and MAPPED and data.flags.c_contiguous and \
-            nbytes == array.layout.nbytes:
+    if not _straight(dev, nbytes) and dev.tuning(EngineTuning).mapped and \
+            data.flags.c_contiguous and nbytes == array.layout.nbytes:
         buf = dev._pbos.take(nbytes, write=True)
         if buf is not None:
             try:

@@ -27,7 +27,8 @@ fragment one texel (four columns), in ``shaders/ops/sort/``:
   columns (the merge levels of blocks 2, 4 and 8 on registers);
 * the merge level of blocks of ``2**b`` columns (``b = 4 .. m``) has ``b`` stages: texel
   strides ``2**(b-3) .. 1``, then the lane strides 2 and 1. ``bitonic_fold.frag`` runs
-  ``g = FOLD_LOG2`` consecutive texel strides in one pass: a fragment reads the ``2**g``
+  ``g`` (:attr:`SortTuning.fold_log2 <shadergpgpu.ops.tuning.SortTuning>`, default 3)
+  consecutive texel strides in one pass: a fragment reads the ``2**g``
   texels those stages touch and runs them on registers only as far as its own texel needs
   (each stage halves what it keeps: ``2**g - 1`` half compare-exchanges of four lanes); the
   pass of the smallest strides also runs the two lane stages.
@@ -50,16 +51,16 @@ from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, declare
 from ..engine.validation import pick_device
 from .elementwise import host_array
+from .tuning import SortTuning
 
 __all__ = ["sort", "argsort", "sort_pairs", "sort_passes", "MAX_LENGTH", "FOLD_LOG2"]
 
 #: Indices are exact in float32 below 2**24: longer sequences are refused.
 MAX_LENGTH = 2 ** 24
 
-#: A fold pass reads groups of ``2**FOLD_LOG2`` texels and runs up to ``FOLD_LOG2`` stages of
-#: texel stride (1 to 5; the shader's define ``GT`` is the group size). Read at call time
-#: (the pass plan too), so a benchmark may set another value.
-FOLD_LOG2 = 3
+#: The default group of a fold pass: ``2**FOLD_LOG2`` texels (the device's
+#: :class:`~shadergpgpu.ops.tuning.SortTuning` sets the one a call uses).
+FOLD_LOG2 = SortTuning().fold_log2
 
 _WORK = In(packed=True, order="row")
 
@@ -85,7 +86,8 @@ FOLD = _kernels("ops/sort/bitonic_fold.frag", {"K": _WORK, "I": _WORK, "X": In()
 def _fold_log2(fold) -> int:
     g = FOLD_LOG2 if fold is None else fold
     if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not 1 <= g <= 5:
-        raise ValueError(f"sort: FOLD_LOG2 must be an integer from 1 to 5, got {g!r}")
+        raise ValueError(f"sort: fold (SortTuning.fold_log2) must be an integer from 1 to 5, "
+                         f"got {g!r}")
     return int(g)
 
 
@@ -94,8 +96,8 @@ def _schedule(length: int, fold=None) -> list:
 
     Level ``b`` (merging blocks of ``2**b`` columns, ``b >= 4``) has texel strides
     ``2**(b-3) .. 1`` and the two lane strides; its texel strides are cut into groups of
-    ``FOLD_LOG2`` from the smallest up (the last, partial group holds the largest strides), one
-    pass each, largest first; the pass of the smallest ones also runs the lane stages."""
+    ``fold`` (default :data:`FOLD_LOG2`) from the smallest up (the last, partial group holds
+    the largest strides), one pass each, largest first; the pass of the smallest ones also runs the lane stages."""
     g = _fold_log2(fold)
     m = max(0, int(length - 1).bit_length())
     out = []
@@ -111,7 +113,8 @@ def _schedule(length: int, fold=None) -> list:
 
 def sort_passes(length: int, fold=None) -> int:
     """Passes of a sort of sequences of ``length`` elements: ``1 + sum over b = 4 .. m of
-    ceil((b - 2) / g)``, ``m = ceil(log2 length)``, ``g = FOLD_LOG2`` (``fold`` overrides it)."""
+    ceil((b - 2) / g)``, ``m = ceil(log2 length)``, ``g = fold`` (default :data:`FOLD_LOG2`;
+    a device's :class:`~shadergpgpu.ops.tuning.SortTuning` sets the one its calls use)."""
     g = _fold_log2(fold)
     m = max(0, int(length - 1).bit_length())
     return 1 + sum(-(-(b - 2) // g) for b in range(4, m + 1))
@@ -196,7 +199,7 @@ def sort_pairs(x, axis=-1, device=None):
     if length > MAX_LENGTH:
         raise ValueError(f"sort: sequences of {length} elements exceed 2**24 (indices are "
                          "exact in float32 only below it)")
-    sched = _schedule(length)
+    sched = _schedule(length, dev.tuning(SortTuning).fold_log2)
     width = 1 << max(0, int(length - 1).bit_length())
     flat = int(tuple(out_shape) != tuple(shape))
     with dev.scope() as s:

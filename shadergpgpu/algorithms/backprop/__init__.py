@@ -57,8 +57,8 @@ activations again from the inputs (one fetch per row, as reading it would cost).
 of N (on uniform blocks, below: 4 for the paper's 2-64-1; 64-256-10 one more for its first
 layer's second weight window).
 
-On uniform blocks (a native device with 64 KiB windows: ``adapt.UBO``, :mod:`.ubo`), the
-operand every fragment of a draw reads alike, the weights, comes from uniform-block windows (the
+On uniform blocks (a native device with 64 KiB windows: ``BackpropTuning.ubo``, :mod:`.ubo`),
+the operand every fragment of a draw reads alike, the weights, comes from uniform-block windows (the
 constant cache) instead of texel fetches. A network of one hidden layer over at most three
 inputs and at most four outputs (the paper's 2-64-1, 2-1024-1) takes the recompute path: one
 pass propagates forward through both layers, making each hidden activation in registers from
@@ -68,14 +68,14 @@ vectors per hidden unit, making its activation again and adding the gradients of
 one apply pass per layer: 4 passes, and neither the hidden activations nor their errors are
 stored (2-1024-1, N = 16,384: they would be 67 MB each way through the fragment path; recomputed,
 the flops of the hidden layer double and its bytes vanish). Other networks keep the passes
-above, their forward products reading the weights from blocks (``adapt.UBO_FORWARD``: one draw
-per 64 KiB window, so a layer of more weights takes one more pass per window). The legacy and
+above, their forward products reading the weights from blocks
+(``BackpropTuning.ubo_forward``: one draw per 64 KiB window, so a layer of more weights takes one more pass per window). The legacy and
 mobile profiles (16 KiB windows or none) and a software rasteriser keep the texture path.
 
 Where buffer textures exist, a software rasteriser reads the weights and the inputs through
 buffer copies (refreshed after each update), which it fetches faster; a GPU reads the textures
-themselves, the refresh costing it more than it saves (``HARDWARE`` holds the choices of a
-hardware rasteriser; docs/performance.md has the figures).
+themselves, the refresh costing it more than it saves (:class:`BackpropTuning` holds the
+choices, per device kind; docs/performance.md has the figures).
 
 Loop budget: every kernel with a loop declares it (``loop=`` or a ``Split``), so a layer wider
 than the device's loop cap (llvmpipe stops a fragment's loops after 65,535 iterations) is never
@@ -96,9 +96,10 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 
 * ``kernels.py``: the kernels of both schedules, declared once (``shaders/algorithms/backprop/``).
 * ``adapt.py``: what the schedules adapt to (:func:`limits`), the choices made from it
-  (:func:`tile_rows`, :func:`update_chunk`, squarish temporaries, the ``HARDWARE`` choices of a
-  hardware rasteriser, the uniform-block path's ``UBO*`` settings: patch them on this module)
-  and the passes of split kernels.
+  (:func:`tile_rows`, :func:`update_chunk`, squarish temporaries, the device's
+  :class:`BackpropTuning`) and the passes of split kernels.
+* ``tuning.py``: :class:`BackpropTuning`, the fused schedule's choices (set them on the
+  device: ``dev.tune(BackpropTuning, ubo=False)``; a net keeps those it was built with).
 * ``checks.py``: argument checks, :func:`init_weights`, :func:`net_arrays` and
   :func:`check_net_fits` (every device array checked from the shapes before any allocation).
 * ``paper.py``: the paper schedule's passes (prepares a net's step).
@@ -123,7 +124,7 @@ from __future__ import annotations
 
 # every submodule imported: the kernels are declared on import
 from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, paper_fit,
-               reference, ubo)
+               reference, tuning, ubo)
 from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
 from .estimator import MLP, MLPClassifier, MLPRegressor
@@ -131,10 +132,12 @@ from .minibatch import MinibatchTrainer
 from .kernels import GRID_VIEW, TILE_ROWS
 from .network import SCHEDULES, BackpropNet, Probe, device_forward
 from .reference import NumpyMLP, numpy_forward, numpy_step
+from .tuning import BackpropTuning
 
-__all__ = ["BackpropNet", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
+__all__ = ["BackpropNet", "BackpropTuning", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
            "MLPClassifier", "MLPRegressor", "MinibatchTrainer", "NumpyMLP",
            "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits", "checks",
            "device_forward", "estimator", "fused", "init_weights",
            "kernels", "limits", "minibatch", "net_arrays", "network", "numpy_forward",
-           "numpy_step", "paper", "paper_fit", "reference", "tile_rows", "ubo", "update_chunk"]
+           "numpy_step", "paper", "paper_fit", "reference", "tile_rows", "tuning", "ubo",
+           "update_chunk"]

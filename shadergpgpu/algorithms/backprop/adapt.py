@@ -3,11 +3,10 @@
 :func:`limits` gathers the device's (or a profile's) limits; from them come the register tile's
 rows (:func:`tile_rows`, the products' R), the fused update's chunk (:func:`update_chunk`), the
 layout of temporaries (squarish, not thin strips), the passes a split or accumulating kernel is
-drawn in, the choices a hardware rasteriser takes (``HARDWARE``: make the first hidden layer
-and its errors inside their consumers, read buffer mirrors) and the uniform-block path's
-(``UBO``, :func:`_ubo_recompute`, :func:`_ubo_rows`). ``HARDWARE``, ``_hw`` and the ``UBO*``
-settings live here and are read at call time: code or tests that change them patch this module.
-Pure shape math: nothing here makes a GL object.
+drawn in, the choices of the device's :class:`~.tuning.BackpropTuning` (``lim.tuning``: make
+the first hidden layer and its errors inside their consumers, read buffer mirrors, the
+uniform-block path: :func:`_ubo_recompute`, :func:`_ubo_forward`). Pure shape math: nothing
+here makes a GL object.
 """
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ import math
 from types import SimpleNamespace
 
 from ...engine.layout import DEFAULT_MAX_SIZE, Layout
+from .tuning import BackpropTuning
 
 
 def _quads(n) -> int:
@@ -39,7 +39,7 @@ def _slices(kernel, loop_cap, uniforms=None, **shapes) -> int:
 
 # ---- the limits a schedule adapts to -----------------------------------------------------------
 def limits(device=None, profile=None, loop_cap=None, software=False,
-           max_texture_size=None) -> SimpleNamespace:
+           max_texture_size=None, tuning: BackpropTuning | None = None) -> SimpleNamespace:
     """What the schedules adapt to: ``loop_cap`` (None for none), ``max_outputs`` (render
     targets per pass), ``float_blending`` (accumulation by blending; without it every
     accumulating pass becomes ping-pong passes), ``max_texture_size`` (arrays wrap past it),
@@ -49,16 +49,21 @@ def limits(device=None, profile=None, loop_cap=None, software=False,
     multiples of it). From a device (its profile and the real
     context), else from a profile (name, path or Profile; None: native, taken as a device with
     windows of ``NATIVE_BLOCK_BYTES``; another profile with uniform blocks: the GLSL ES
-    minimum, 16 KiB), ``loop_cap``, ``software`` and ``max_texture_size``."""
+    minimum, 16 KiB), ``loop_cap``, ``software`` and ``max_texture_size``. ``tuning``: the
+    :class:`~.tuning.BackpropTuning` the choices follow (default: the device's; without a
+    device, the defaults for ``software``), as ``lim.tuning``."""
     from ...engine.blocks import (ES_MIN_UNIFORM_BLOCK_SIZE, has_uniform_blocks, max_block_bytes,
                                   offset_alignment)
     if device is not None:
         blocks = max_block_bytes(device) if has_uniform_blocks(device) else 0
+        kind = BackpropTuning.kind_of(device)
         return SimpleNamespace(loop_cap=device.loop_cap, max_outputs=int(device.max_outputs),
                                float_blending=bool(device.float_blending),
                                max_texture_size=int(device.max_texture_size),
                                software=bool(device.plans_for_software), block_bytes=int(blocks),
-                               block_align=int(offset_alignment(device)))
+                               block_align=int(offset_alignment(device)),
+                               tuning=device.tuning(BackpropTuning) if tuning is None
+                               else tuning.for_kind(kind))
     from ...engine.profiles import load
     prof = load(profile)
     lim = prof.limits
@@ -71,7 +76,9 @@ def limits(device=None, profile=None, loop_cap=None, software=False,
                            float_blending=lim.get("float32_blend") is not False,
                            max_texture_size=min(sizes) if sizes else DEFAULT_MAX_SIZE,
                            software=bool(software), block_bytes=blocks,
-                           block_align=NATIVE_BLOCK_ALIGN)
+                           block_align=NATIVE_BLOCK_ALIGN,
+                           tuning=(tuning or BackpropTuning()).for_kind(
+                               "software" if software else "hardware"))
 
 
 def _gather_passes(lim, R: int, n_out: int, out_layout, last: bool = False) -> int:
@@ -139,18 +146,13 @@ def _fwd_rows(lim, n_in: int, n_out: int) -> int:
 FUSE_MAX_UP = 4         # widest upper layer whose errors the first gradient makes itself
 
 
-# What a hardware rasteriser (``lim.software`` False) takes, measured with the fused step on an
-# NVIDIA H200 (steady state, ms/step): making the first hidden layer and its errors inside their
-# consumers pays there too (2-64-1 N=1,024: 7 passes 0.11-0.12, 5 passes 0.09-0.11; 2-1024-1
-# N=16,384: 3.9 vs 1.5), but the buffer mirrors of the weights do not: refreshing them costs
-# more than the buffer fetches save (2-64-1: 0.12-0.13 with, 0.09-0.11 without; 64-256-10
-# N=4,096: 1.09 vs 0.99; 2-1024-1: 1.57 vs 1.53), so the products read the textures there.
-# A software rasteriser (llvmpipe) fetches from buffers faster and takes all three.
-HARDWARE = {"fuse_delta": True, "recompute": True, "buffers": False}
-
-
+# The choices of the tuning (BackpropTuning): on a hardware rasteriser making the first hidden
+# layer and its errors inside their consumers pays, but the buffer mirrors of the weights do
+# not (refreshing them costs more than the buffer fetches save), so the products read the
+# textures there; a software rasteriser (llvmpipe) fetches from buffers faster and takes all
+# three. Without limits (None), all three.
 def _hw(lim, key) -> bool:
-    return lim is None or lim.software or HARDWARE[key]
+    return lim is None or bool(getattr(lim.tuning, key))
 
 
 def _fused_delta(L, lim=None) -> bool:
@@ -207,52 +209,24 @@ NATIVE_BLOCK_ALIGN = 256
 #: only where its uniform blocks are at least this big (not under the legacy and mobile
 #: profiles, whose windows are 16 KiB or none).
 UBO_BLOCK_BYTES = 65536
-#: Where the uniform-block path is taken: by a hardware rasteriser, by a software one. On an
-#: H200 (2026-11-26, steps of one lease): 2-1024-1 N = 16,384 0.83-0.84 ms (texture path
-#: 1.55), 2-256-1 N = 4,096 0.196 (0.292), 2-64-1 N = 1,024 0.126 (0.150); on llvmpipe the
-#: recompute path was slower at 2-64-1 N = 1,024 (2.03 ms vs 1.69), so a software rasteriser
-#: keeps the texture path.
-UBO = {"hardware": True, "software": False}
-#: Whether, where UBO allows, the forward products of networks off the recompute path read
-#: their weights from uniform-block windows (:func:`_ubo_forward`). On the H200 at 64-256-10
-#: N = 4,096 it takes the products' GPU time from 0.299 to 0.267 ms, but the step's from
-#: 1.095-1.112 ms to 1.121-1.153 (the second window's draw goes through a swept pass, and the
-#: blocks are refreshed after each update): False keeps those products on textures.
-UBO_FORWARD = True
-#: The recompute path's gradient pass: training-vector texels one fragment walks, chosen so
-#: that about UBO_FRAGMENTS fragments share the work (within UBO_CHUNK), taken every
-#: (chunks)-th texel (UBO_STRIDED: neighbouring fragments read neighbouring texels) or in one
-#: run; and the lanes of each vec4 sigmoid whose reciprocal is taken by Newton's iteration
-#: instead of the special-function unit (``shaders/algorithms/backprop/sigmoid2.glsl``), per
-#: pass (forward, gradient). Measured on an H200 (2-1024-1, N = 16,384, 2026-11-26): strided
-#: chunks of 64, 128, 256 texels 0.869, 0.831, 0.854 ms a step (runs: 1.257, 1.096, 1.124; the
-#: gradient pass 0.415 ms strided, 0.680 in runs); a Newton lane in the forward pass 0.289 ms
-#: instead of 0.302 for that pass; in the gradient pass none helps (0.843 ms a step with one
-#: lane in each pass, 0.844 with none).
-#: The recompute path needs at least this many (hidden unit + 1) x training vector pairs: on
-#: smaller steps its two block copies per step cost more than the texture path's stored
-#: activations (H200, 2026-11-26, benchmarks/versus.py against the texture path: 2-64-1
-#: N = 1,024 0.116 ms a step on blocks, 0.0985 on textures; 2-256-1 N = 4,096 0.196 against
-#: 0.292 and 2-1024-1 N = 16,384 0.84 against 1.55 in favour of the blocks).
-UBO_MIN_PAIRS = 1 << 18
-UBO_CHUNK = (32, 128)
-UBO_FRAGMENTS = 32768
-UBO_STRIDED = True
-UBO_NEWTON = {"forward": 1, "gradient": 0}
+# Where the uniform-block path is taken (BackpropTuning.ubo: by default on a hardware
+# rasteriser; on llvmpipe the recompute path was slower than the texture path), whether the
+# forward products of other nets read their weights from blocks (ubo_forward), and the
+# recompute path's gradient pass (ubo_chunk, ubo_fragments, ubo_strided, ubo_newton_*): the
+# device's tuning, as lim.tuning.
 
 
 def _ubo(lim) -> bool:
     """Whether the uniform-block path may be taken under limits ``lim``."""
-    return (getattr(lim, "block_bytes", 0) >= UBO_BLOCK_BYTES
-            and UBO["software" if lim.software else "hardware"])
+    return getattr(lim, "block_bytes", 0) >= UBO_BLOCK_BYTES and bool(lim.tuning.ubo)
 
 
-def _ubo_chunk(L, grid_w: int, loop_cap) -> int | None:
+def _ubo_chunk(L, grid_w: int, loop_cap, tuning: BackpropTuning) -> int | None:
     """Training-vector texels per fragment of the recompute path's gradient pass (None where
     its loop, or the apply pass's loop over the chunks, cannot fit the loop cap)."""
-    lo, hi = UBO_CHUNK
+    lo, hi = tuning.ubo_chunk
     rows = int(L[1]) + 1
-    chunk = max(lo, min(hi, -(-int(grid_w) * rows // UBO_FRAGMENTS)))
+    chunk = max(lo, min(hi, -(-int(grid_w) * rows // tuning.ubo_fragments)))
     chunk = max(1, min(chunk, int(grid_w)))
     if loop_cap is not None:
         chunk = max(chunk, -(-int(grid_w) // int(loop_cap)))
@@ -277,9 +251,9 @@ def _ubo_recompute(L, lim, N=None, packed=True) -> bool:
         return False
     if lim.loop_cap is not None and nq > lim.loop_cap:
         return False
-    if N is not None and (int(L[1]) + 1) * int(N) < UBO_MIN_PAIRS:
+    if N is not None and (int(L[1]) + 1) * int(N) < lim.tuning.ubo_min_pairs:
         return False
-    return N is None or _ubo_chunk(L, _grid_w(N, packed), lim.loop_cap) is not None
+    return N is None or _ubo_chunk(L, _grid_w(N, packed), lim.loop_cap, lim.tuning) is not None
 
 
 def _ubo_forward(lim, n_in: int, n_out: int, N: int | None = None, packed: bool = True):
@@ -291,7 +265,7 @@ def _ubo_forward(lim, n_in: int, n_out: int, N: int | None = None, packed: bool 
     The column-packed weights are copied in texture order (neuron j's K-quads from vec4
     j Q on); a window holds R hw neurons whose start is a multiple of the offset alignment,
     as few windows as hold all ``n_out`` neurons, one draw each."""
-    if not (UBO_FORWARD and _ubo(lim)):
+    if not (lim.tuning.ubo_forward and _ubo(lim)):
         return None
     R = _fwd_rows(lim, n_in, n_out)
     Q = _quads(n_in)

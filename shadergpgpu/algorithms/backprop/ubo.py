@@ -68,7 +68,7 @@ def build(net) -> None:
     dev, L, A, D, p = net.dev, net.sizes, net.A, net.D, net.packed
     lim = limits(device=dev)
     gw = _grid_w(net.N, p)
-    chunk = _ubo_chunk(L, gw, lim.loop_cap)
+    chunk = _ubo_chunk(L, gw, lim.loop_cap, lim.tuning)
     nchunk = -(-gw // chunk)
     part = Layout(nchunk, 4 * (L[1] + 1), True, "row", dev.max_texture_size)
     net.P = [[dev.alloc(part), dev.alloc(part)]]
@@ -79,9 +79,9 @@ def build(net) -> None:
         net._arrays += ms
     nq = -(-(L[1] + 1) // 4)
     base = defines(L)
-    fwd_def = dict(base, SIG_NEWTON=int(adapt.UBO_NEWTON["forward"]))
-    grad_def = dict(base, SIG_NEWTON=int(adapt.UBO_NEWTON["gradient"]),
-                    STRIDED=int(bool(adapt.UBO_STRIDED)))
+    t = lim.tuning
+    fwd_def = dict(base, SIG_NEWTON=t.ubo_newton_forward)
+    grad_def = dict(base, SIG_NEWTON=t.ubo_newton_gradient, STRIDED=int(t.ubo_strided))
     net._steps = []
     for par in (0, 1):
         W, Wn, B = net.W[par], net.W[1 - par], net._refresh[par]

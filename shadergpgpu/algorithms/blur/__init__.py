@@ -31,17 +31,16 @@ Files
 * ``exact.py``: the exact separable FIR passes and their pass count.
 * ``recorder.py``: the device stand-in that records a blur's passes, and the work-array helpers
   the pass builders share.
-* ``recipes.py``: prepared passes reused by repeated calls and the per-device recipe cache;
-  home of :data:`FLUSH_PASSES` and :data:`RECIPE_CACHE_BYTES`.
+* ``recipes.py``: prepared passes reused by repeated calls and the per-device recipe cache.
+* ``tuning.py``: :class:`BlurTuning` (a recipe's flushes, the recipe cache's bound).
 * ``lines.py``: the passes of one line filter and the traffic model of the benchmark (the
   pass plans ``blur/*`` are :mod:`shadergpgpu.analysis.plans.blur`).
 
-The run-time settings ``FLUSH_PASSES``, ``RECIPE_CACHE_BYTES`` (``recipes.py``), the kernel
-tables ``REDUCE`` .. ``TRANSPOSE`` (``kernels.py``) and ``_line_pass`` (``recursive.py``) live in
-their home modules, which read them at call time: read and set them there
-(``blur.recipes.FLUSH_PASSES = False``). This package holds no copy; reading or setting one of
-them on the package raises an AttributeError that names its home (a copy here would change
-nothing).
+The tuning is the device's :class:`BlurTuning` (``dev.tune(BlurTuning, flush_passes=False)``).
+The kernel tables ``REDUCE`` .. ``TRANSPOSE`` (``kernels.py``) and ``_line_pass``
+(``recursive.py``) live in their home modules, which read them at call time: read and set them
+there. This package holds no copy; reading or setting one of them on the package raises an
+AttributeError that names its home (a copy here would change nothing).
 
 Device profiles
 ---------------
@@ -94,13 +93,14 @@ from .options import (BORDERS, MAX_EXACT_RADIUS, MAX_RECURSIVE_SIGMA, METHODS, S
                       TRUNCATE)
 from .lines import line_passes, traffic_bytes
 from .recipes import RECIPE_MAX_TEXELS, clear_cache, recipe_cache_bytes
+from .tuning import BlurTuning
 from .recipes import _flusher, _RecipeCache  # noqa: F401  (used by tests and benchmarks)
 from .tiling import (DEFAULT_TILING, LineConfig, Tiling, apply_loop, carry_loop, combine_loop,
                      down_loop, fit_tiling, line_config, reduce_loop)
 
 __all__ = [
-    "BORDERS", "C1_CONSTANTS", "DEFAULT_TILING", "FIR", "HOST_SCALE_EXP", "IDENTITY_SIGMA",
-    "LineConfig", "MAX_EXACT_RADIUS", "MAX_RECURSIVE_SIGMA", "METHODS", "NPLS",
+    "BORDERS", "BlurTuning", "C1_CONSTANTS", "DEFAULT_TILING", "FIR", "HOST_SCALE_EXP",
+    "IDENTITY_SIGMA", "LineConfig", "MAX_EXACT_RADIUS", "MAX_RECURSIVE_SIGMA", "METHODS", "NPLS",
     "RECIPE_MAX_TEXELS", "SCHEDULES", "TRUNCATE", "Tiling", "apply_loop", "carry_loop",
     "clear_cache", "combine_loop", "down_loop", "exact_passes", "exact_radius", "fit_tiling",
     "gaussian_blur", "gaussian_weights", "is_identity_sigma", "kernels", "line_config",
@@ -111,7 +111,7 @@ __all__ = [
 # the run-time settings and their home modules (see "Files" above)
 _HOMES = {**dict.fromkeys(("APPLY", "CARRY", "COMBINE", "DOWN", "INTERLEAVE", "REDUCE",
                            "TRANSPOSE"), kernels),
-          "FLUSH_PASSES": recipes, "RECIPE_CACHE_BYTES": recipes, "_line_pass": recursive}
+          "_line_pass": recursive}
 
 
 def _elsewhere(name: str) -> AttributeError:

@@ -5,9 +5,9 @@ Repeated calls
 The passes of a blur are prepared once per device and image layout (and border, schedule,
 tiling; for the exact method also sigma) and kept with their work arrays
 (``dev.resource("blur/recipes")``, least recently used first out within
-:func:`recipe_cache_bytes` of work arrays per device: ``dev.recipe_cache_bytes`` where the
-device sets it, else :data:`RECIPE_CACHE_BYTES`, read when the cache is created, so a bound set
-later applies after ``dev.trim()``), for images up to :data:`RECIPE_MAX_TEXELS` texels: a
+:func:`recipe_cache_bytes` of work arrays per device: the device's
+:attr:`BlurTuning.recipe_cache_bytes <.tuning.BlurTuning>`, read on every call), for images up
+to :data:`RECIPE_MAX_TEXELS` texels: a
 repeated call allocates only its result and draws prepared passes (a new sigma of the recursive
 method sets its coefficients again). On llvmpipe this cut a 64 x 64 blur from about 2.5 ms to
 0.9 ms per call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU it
@@ -15,11 +15,8 @@ also saves allocating the work arrays again (the texture pool keeps only a bound
 idle memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default bound of
 1.25 GiB (a recipe larger than the bound is used once and released); :func:`clear_cache`
 hands that memory back. A recipe flushes after each pass
-(:data:`FLUSH_PASSES`), so that the GPU starts on the first pass while the host draws the
-others.
-
-:data:`FLUSH_PASSES` and :data:`RECIPE_CACHE_BYTES` live here only and are read at call time
-(patch this module to change them).
+(:attr:`BlurTuning.flush_passes <.tuning.BlurTuning>`), so that the GPU starts on the first
+pass while the host draws the others.
 """
 from __future__ import annotations
 
@@ -29,16 +26,15 @@ from ...engine import validation
 from ...engine.arrays import DeviceArray
 from .coefficients import _iir_uniforms
 from .recorder import _Recorder
+from .tuning import BlurTuning
 
 # Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
-# calls (see _Recipe), within recipe_cache_bytes(dev) of work arrays per device: the device's
-# recipe_cache_bytes, else RECIPE_CACHE_BYTES (a recipe larger than that is used once and
-# released). Keeping the work arrays matters on a GPU: the engine's
-# texture pool keeps only 64 MiB of idle textures, so a 4096 x 4096 blur would allocate its
-# ~1 GiB of planes and summaries again on every call (H200: 50 ms per call instead of 36).
-# clear_cache(dev) hands the memory back.
+# calls (see _Recipe), within recipe_cache_bytes(dev) of work arrays per device (a recipe
+# larger than that is used once and released). Keeping the work arrays matters on a GPU: the
+# engine's texture pool keeps only a bounded amount of idle textures, so a 4096 x 4096 blur
+# would allocate its ~1 GiB of planes and summaries again on every call. clear_cache(dev)
+# hands the memory back.
 RECIPE_MAX_TEXELS = 1 << 24
-RECIPE_CACHE_BYTES = 1280 << 20
 
 
 def clear_cache(device=None) -> None:
@@ -49,16 +45,17 @@ def clear_cache(device=None) -> None:
 
 
 def recipe_cache_bytes(dev) -> int:
-    """The bound on the work arrays ``dev``'s recipe cache keeps: ``dev.recipe_cache_bytes``
-    where the device sets one, else :data:`RECIPE_CACHE_BYTES`."""
-    b = getattr(dev, "recipe_cache_bytes", RECIPE_CACHE_BYTES)
-    return RECIPE_CACHE_BYTES if b is None else int(b)
+    """The bound on the work arrays ``dev``'s recipe cache keeps (the device's
+    :attr:`BlurTuning.recipe_cache_bytes <.tuning.BlurTuning>`)."""
+    return dev.tuning(BlurTuning).recipe_cache_bytes
 
 
 def _recipe_cache(dev) -> "_RecipeCache":
-    """The device's recipe cache, created on first use within :func:`recipe_cache_bytes` (read
-    then: a bound set on the device later applies once ``dev.trim()`` has dropped the cache)."""
-    return dev.resource("blur/recipes", lambda: _RecipeCache(recipe_cache_bytes(dev)))
+    """The device's recipe cache, created on first use, within :func:`recipe_cache_bytes` as
+    the device's tuning sets it now (a smaller bound drops recipes at once)."""
+    cache = dev.resource("blur/recipes", lambda: _RecipeCache(recipe_cache_bytes(dev)))
+    cache.bound(recipe_cache_bytes(dev))
+    return cache
 
 
 class _Recipe:
@@ -124,16 +121,10 @@ class _Recipe:
         self.steps = []
 
 
-# A recipe hands each pass to the GPU as soon as it is drawn (glFlush): a driver may otherwise
-# keep the commands until the caller waits for the result, so that the GPU starts only after
-# the host has drawn every pass and the host time adds to the GPU time. Not while timing (each
-# pass is waited for there).
-FLUSH_PASSES = True
-
-
 def _flusher(dev):
-    """The device's flush where recipes flush, else None."""
-    return dev.flush if FLUSH_PASSES and not dev.timing else None
+    """The device's flush where recipes flush (:attr:`BlurTuning.flush_passes
+    <.tuning.BlurTuning>`, not while timing), else None."""
+    return dev.flush if dev.tuning(BlurTuning).flush_passes and not dev.timing else None
 
 
 class _RecipeCache:
@@ -154,10 +145,19 @@ class _RecipeCache:
             self._items.move_to_end(key)
         return r
 
+    def bound(self, max_bytes: int) -> None:
+        """Keep at most ``max_bytes`` of work arrays from now on (dropping recipes over it)."""
+        if max_bytes != self.max_bytes:
+            self.max_bytes = max_bytes
+            self._shrink(0)
+
     def put(self, key, recipe: _Recipe) -> None:
         self._items[key] = recipe
+        self._shrink(1)
+
+    def _shrink(self, keep: int) -> None:
         total = sum(r.nbytes for r in self._items.values())
-        while total > self.max_bytes and len(self._items) > 1:
+        while total > self.max_bytes and len(self._items) > keep:
             _, old = self._items.popitem(last=False)
             total -= old.nbytes
             old.release()

@@ -21,7 +21,7 @@ How it runs on the engine
   reach the shaders as uniforms, so a fit of any N and n compiles the same few programs.
 * The tiled update (``layout="rows"``, distances recomputed; ``shaders/algorithms/sammon/
   tile.frag``, :data:`TILE`): a fragment owns K points i and one of ``n_part`` parts of the
-  j range, and sweeps the points j in blocks of JB (:data:`TILE_JB`). The default
+  j range, and sweeps the points j in blocks of JB (``SammonTuning.tile_jb``). The default
   (:data:`TILE_DEFAULT` "k8j8wi") has K = 8, their s in the w lane of their 8 g targets
   (positions of at most 3 coordinates), JB = 8 and the block's points interleaved; else K = 4
   (K targets for g, one for s in four lanes; K = max_outputs - 1 on devices with fewer render
@@ -33,24 +33,24 @@ How it runs on the engine
   or duplicate points) is recomputed exactly as sum (x_j - x_i)^2, so duplicates give dn = 0
   exactly and the distances keep float32 accuracy. X is stored blocked by points
   (:func:`blocked_source`) so it does not wrap and a point's texels are consecutive. The parts
-  (about :data:`TILE_FRAGMENTS` fragments per pass, so a GPU has work for every core at
+  (about ``SammonTuning.tile_fragments`` fragments per pass, so a GPU has work for every core at
   N = 20,000) are summed by the finishing pass (``finish.frag``, :data:`FINISH`), which writes
   ``next_i = prev_i + mu * g_i`` (eq. 3), ``g_i`` and ``s_i`` one texel per point.
   The kernel is fetch-bound on GPUs (K + JB texels fetched per K x JB pairs and coordinate
-  texel); variants (:data:`TILE_VARIANTS`, :func:`set_tile_variant`): K = 4 or 8 (s in the
-  w lane: :data:`TILE_S_LANE`), JB = 8 / 16 / 32, the coordinate loop unrolled by 2
-  (:data:`TILE_UNROLL`), the block's points interleaved in the blocked source (one base texel
-  per block, :data:`TILE_INTERLEAVE`). ``benchmarks/diag/sammon_variants.py`` times them.
-* The pair update (``layout="columns"``, the cached distances, or :data:`TILE_ROWS` off;
+  texel); variants (:data:`TILE_VARIANTS`, :meth:`SammonTuning.variant`): K = 4 or 8 (s in the
+  w lane: ``tile_s_lane``), JB = 8 / 16 / 32, the coordinate loop unrolled by 2
+  (``tile_unroll``), the block's points interleaved in the blocked source (one base texel
+  per block, ``tile_interleave``). ``benchmarks/diag/sammon_variants.py`` times them.
+* The pair update (``layout="columns"``, the cached distances, or ``SammonTuning.tile_rows`` off;
   ``shaders/algorithms/sammon/update.frag``): fragment i owns point i, loops over every j,
   recomputes (or fetches) dn_ij, and writes three targets at once: ``next_i``, ``g_i``, ``s_i``.
   It steps y_j's texel along the sweep instead of dividing by the shape uniforms per pair
   and computes the pair terms in m components (Y_STEP, Y_DIMS), and the cached distances of
   a texel's four lanes come from one block fetch (DIST's SHARED): the same bits. Made for
-  CPU renderers, used on every device (``geometry.CPU_VARIANTS`` forces them on or off).
+  CPU renderers, used on every device (``SammonTuning.fetch_variants`` turns them off).
 * Then ``prev`` and ``next`` swap (ping-pong, :meth:`Pass.bind`), and the stress of ``prev`` is
   ``sum_i s_i / sum dn`` by the device sum reduction of :mod:`shadergpgpu.ops.reduce`: one
-  float comes back per iteration (or, with :data:`.step.STRESS_ON_HOST`, the terms s come
+  float comes back per iteration (or, with ``SammonTuning.stress_on_host``, the terms s come
   back and are summed in float64 on the host: no reduction passes).
 * Device profiles (``Device(profile=...)``): every accumulating pass uses
   ``accumulate="add"``, i.e. hardware blending, or the engine's ping-pong passes (1 + 2 per
@@ -71,14 +71,15 @@ How it runs on the engine
   multiples of 4; packed columns of four points otherwise), with a loop cost per unit that
   depends on n (:func:`block_cost`). It is cut in two ways, every part one pass summed into
   the targets by additive accumulation (the first pair-kernel part adds ``prev``): into
-  *chunks* (:mod:`.chunking`), to keep one pass under :data:`PASS_WORK` (long draws on the
+  *chunks* (:mod:`.chunking`), to keep one pass under ``SammonTuning.pass_work`` (long draws on the
   NVIDIA driver), under about 8,192 points, and into at least ``split`` parts; and by the
   engine, when one fragment's loop would pass the device's loop cap (``dev.loop_cap``:
   65,535 on llvmpipe).
   The update is still exactly eq. 3 (only the order of the float additions changes).
   :func:`shadergpgpu.analysis.plans.sammon.plan_phases` gives the passes beforehand (registered plan ``sammon/fit``).
 * Host waits: a chain of chunk passes (the setup's row sums, every update) waits for the GPU
-  (``dev.finish()``) whenever more than :data:`SYNC_WORK` would be queued (:func:`host_waits`):
+  (``dev.finish()``) whenever more than ``SammonTuning.sync_work`` would be queued
+  (:func:`host_waits`):
   a GPU driver may drop a long queue of passes without a GL error (a large setup's row sums
   queued at once come back as zeros, where the same passes with a wait after each are right;
   ``benchmarks/diag/sammon_rowsum.py`` runs both ways).
@@ -125,34 +126,34 @@ Files
   shapes alone, before anything is allocated) and :func:`_use_cache`.
 * ``kernels.py``: the declared kernels (UPDATE, ROWSUM, TILE, FINISH, DIST, SQNORM), their loop
   costs and splits, :func:`sweep_source` and :func:`update_kernel`.
-* ``tiles.py``: the tiled update's variants and settings (:func:`set_tile_variant`,
-  :data:`TILE_JB`, :data:`TILE_MAX`, :data:`TILE_ROWS` ...), points per fragment, parts per
-  tile and the blocked source.
-* ``chunking.py``: the j sweep in chunk passes and the host waits (:data:`PASS_WORK`,
-  :data:`SYNC_WORK`, :func:`sweep_chunks`, :func:`chunk_work`, :func:`host_waits`).
+* ``tuning.py``: :class:`SammonTuning`, the choices that trade speed (the tiled update's
+  variant, :data:`TILE_VARIANTS`; the fetch variants; where the stress is summed; the pass and
+  wait bounds of the sweep), set on the device (``dev.tune(SammonTuning.variant("k4j16"))``)
+  and read when a fit starts (``tuning_``).
+* ``tiles.py``: points per fragment, parts per tile and the blocked source of the tiled update.
+* ``chunking.py``: the j sweep in chunk passes and the host waits (:func:`sweep_chunks`,
+  :func:`chunk_work`, :func:`host_waits`).
 * ``sweeps.py``: the passes of a sweep under the loop cap (:func:`sweep_passes`); the pass
   plan ``sammon/fit`` is :mod:`shadergpgpu.analysis.plans.sammon`.
 * ``checks.py``: the spot checks of the setup's row sums and of the first update against
   float64 rows on the host.
 * ``step.py``: the adaptive step (:func:`start_step`, :class:`StepRule`), :data:`DM_FLOOR` and
-  where the stress is summed (:data:`~.step.STRESS_ON_HOST`).
+  where the stress is summed (:func:`~.step.stress_on_host`).
 * ``scaling.py``: X centred and scaled (:func:`data_scale`, :func:`normalized`) and
   :func:`pca_init`.
 * ``reference.py``: the float64 numpy reference (:func:`reference_terms`,
   :func:`reference_fit`).
 
-Settings changed at run time (the tile settings, ``PASS_WORK``/``SYNC_WORK``, the step
-constants, ``geometry.CPU_VARIANTS`` ...) live in their home module and are read there at call
-time: set them there (``sammon.tiles.TILE_JB = 4``, ``sammon.chunking.PASS_WORK = ...``); the
-names re-exported below are copies for reading.
+The step constants live in their home module and are read there at call time; the names
+re-exported below are copies for reading.
 """
 from __future__ import annotations
 
 from ...engine.limits import ceil_div  # noqa: F401  (read as sammon.ceil_div by the tests)
-from . import chunking, geometry, kernels, run, scaling, step, sweeps, tiles  # noqa: F401
+from . import chunking, geometry, kernels, run, scaling, step, sweeps, tiles, tuning  # noqa: F401
 from .checks import UPDATE_CHECK_EPS, _spot_check_rowsums, _spot_check_update, host_row  # noqa: F401
-from .chunking import (AUTO_POINTS, PASS_WORK, SYNC_WORK, chunk_work, host_waits,  # noqa: F401
-                       sweep_align, sweep_chunks, sweep_units)
+from .chunking import (chunk_work, host_waits, sweep_align, sweep_chunks,  # noqa: F401
+                       sweep_units)
 from .estimator import Sammon
 from .geometry import CACHE_AUTO_BYTES, _use_cache, fit_geometry  # noqa: F401
 from .kernels import (_HINT, _UPDATE_UNIFORMS, DIST, FINISH, ROWSUM, SOURCES,  # noqa: F401
@@ -164,18 +165,17 @@ from .reference import reference_fit, reference_terms
 from .run import _Run  # noqa: F401
 from .scaling import _F32_MAX, SCALE_MIN, data_scale, normalized, pca_init  # noqa: F401
 from .step import DM_FLOOR, WARMUP_GROW, StepRule, start_step  # noqa: F401
-from .tiles import (_TD, TILE_DEFAULT, TILE_FRAGMENTS, TILE_INTERLEAVE, TILE_JB,  # noqa: F401
-                    TILE_MAX, TILE_PARTS_MAX, TILE_ROWS, TILE_S_LANE, TILE_UNROLL,
-                    TILE_VARIANTS, blocked_shape, blocked_source, set_tile_variant,
-                    tile_parts, tile_points, tile_s_lane, tile_variant_name)
+from .tiles import (blocked_shape, blocked_source, tile_parts, tile_points,  # noqa: F401
+                    tile_s_lane)
+from .tuning import TILE_DEFAULT, TILE_VARIANTS, SammonTuning  # noqa: F401
 
 __all__ = [
-    "Sammon", "reference_fit", "reference_terms", "set_tile_variant",
+    "Sammon", "SammonTuning", "reference_fit", "reference_terms",
     # the submodules and the functions and classes re-exported from them (see "Files")
-    "chunking", "geometry", "kernels", "run", "scaling", "step", "sweeps", "tiles",
+    "chunking", "geometry", "kernels", "run", "scaling", "step", "sweeps", "tiles", "tuning",
     "StepRule", "accumulate_cost", "block_cost", "blocked_shape", "blocked_source",
     "chunk_work", "data_scale", "fit_geometry", "host_row", "host_waits", "normalized",
     "pca_init", "start_step", "sweep_align", "sweep_chunks", "sweep_passes",
     "sweep_source", "sweep_units", "tile_parts", "tile_points", "tile_s_lane",
-    "tile_variant_name", "update_kernel",
+    "update_kernel",
 ]

@@ -10,19 +10,14 @@ from types import SimpleNamespace
 from ...engine.errors import LoopBudgetError, TooLargeError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
-from . import tiles
 from .chunking import sweep_chunks
 from .kernels import DIST, ROWSUM, SOURCES, sweep_source, update_kernel
 from .sweeps import sweep_passes
 from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
+from .tuning import SammonTuning
 
 #: cache="auto" keeps the N x N source distances when they take at most this many bytes.
 CACHE_AUTO_BYTES = 1 << 30
-#: The kernels' fetch variants, first made for CPU renderers (UPDATE's Y_STEP and Y_DIMS,
-#: DIST's SHARED; see fit_geometry): None uses them on every device, True / False force
-#: them on / off (tests run both on one device; off: the per-pair accessors). Read here at
-#: call time.
-CPU_VARIANTS: bool | None = None
 
 
 def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
@@ -95,14 +90,15 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     # took 11.9 ms of GPU time for 20 iterations at N = 2,000 against 14.2 ms with the
     # per-pair accessors (benchmarks/RESULTS.md). Not yet timed on a GPU with the variants:
     # benchmarks/diag/sammon_versus.py --variants times both ways there.
-    g.fetch_variants = True if CPU_VARIANTS is None else bool(CPU_VARIANTS)
-    g.tile_jb = int(tiles.TILE_JB)
-    g.tile_unroll = int(tiles.TILE_UNROLL)
-    g.tile_s_lane = tile_s_lane(m)
-    g.k_pts = tile_points(dev.max_outputs, g.tile_s_lane)
+    g.tuning = t = dev.tuning(SammonTuning)
+    g.fetch_variants = t.fetch_variants
+    g.tile_jb = t.tile_jb
+    g.tile_unroll = t.tile_unroll
+    g.tile_s_lane = tile_s_lane(m, t)
+    g.k_pts = tile_points(dev.max_outputs, g.tile_s_lane, t)
     pt = ceil_div(ceil_div(d, 4), g.tile_unroll) * g.tile_unroll
-    g.tile_il = bool(tiles.TILE_INTERLEAVE) and g.tile_jb % g.k_pts == 0 and g.tile_jb * pt <= mx
-    g.tiled = bool(tiles.TILE_ROWS) and est.layout == "rows" and not g.cached
+    g.tile_il = t.tile_interleave and g.tile_jb % g.k_pts == 0 and g.tile_jb * pt <= mx
+    g.tiled = t.tile_rows and est.layout == "rows" and not g.cached
     if g.tiled:
         # the blocked source holds a point's texels in one texture row: past 4 x mx
         # coordinates (or a texture it overflows) the pair kernel sweeps instead
@@ -113,24 +109,25 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
         except ValueError:
             g.tiled = g.tile_il = False
     g.source = source = sweep_source(est.layout, g.cached, g.tiled)
-    g.chunks = sweep_chunks(n, d, source, est.split, g.tile_jb)
+    g.chunks = sweep_chunks(n, d, source, est.split, g.tile_jb, t)
     if g.cached:
         layout("cached source distances", n, n)
     if g.tiled:
-        g.n_part = tile_parts(n, g.k_pts, g.chunks, g.tile_jb)
+        g.n_part = tile_parts(n, g.k_pts, g.chunks, g.tile_jb, t)
         g.tile_layout = layout("tiles' partial sums", ceil_div(n, g.k_pts), 4 * g.n_part)
         layout("squared norms", 1, n)
     kern = update_kernel(source, dev.max_outputs, g.tile_jb, g.tile_s_lane, g.k_pts)
     try:
         g.split = sweep_passes(kern, n, d, source, g.chunks, dev.loop_cap,
-                               float_blend=dev.float_blending, unroll=g.tile_unroll)
+                               float_blend=dev.float_blending, unroll=g.tile_unroll, tuning=t)
         if g.cached:
             lays = {"X": g.x_layout, "OUT": Layout(n, n, True, "row", mx)}
             DIST.slices(lays, {}, DIST.resolve_defines({"SOURCE": SOURCES[est.layout]}),
                         dev.loop_cap)
         else:
-            sweep_passes(ROWSUM[est.layout], n, d, est.layout, sweep_chunks(n, d, est.layout, 1),
-                         dev.loop_cap, float_blend=dev.float_blending)
+            sweep_passes(ROWSUM[est.layout], n, d, est.layout,
+                         sweep_chunks(n, d, est.layout, 1, tuning=t), dev.loop_cap,
+                         float_blend=dev.float_blending)
     except LoopBudgetError as e:
         raise LoopBudgetError(f"X ({n} samples x {d} features): {e}") from None
     return g

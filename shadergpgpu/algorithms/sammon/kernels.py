@@ -9,6 +9,9 @@ from ...engine.kernels import In, Split, declare
 from ...engine.limits import ceil_div
 from . import tiles
 from .chunking import sweep_align
+from .tuning import SammonTuning
+
+_DEFAULT = SammonTuning()
 
 #: Values of the shaders' SOURCE define (the three ways the source lives on the device).
 SOURCES = {"rows": 0, "columns": 1, "cached": 2}
@@ -22,7 +25,7 @@ def block_cost(source: str, n_features: int, jb=None) -> int:
     the coordinate loop and, at worst, the exact recomputation loop, an eighth of that per
     point."""
     if source == "tiled":
-        return ceil_div(1 + 2 * ceil_div(n_features, 4), int(jb or tiles.TILE_JB))
+        return ceil_div(1 + 2 * ceil_div(n_features, 4), int(jb or _DEFAULT.tile_jb))
     inner = {"rows": ceil_div(n_features, 4), "columns": int(n_features), "cached": 0}[source]
     per_block = 1 + inner + 4
     return ceil_div(per_block, 4) if source == "rows" else per_block
@@ -140,8 +143,8 @@ SQNORM = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, o
 
 
 def sweep_source(layout: str, cached: bool, tiled: bool = True) -> str:
-    """Which update runs: "cached", "tiled" (rows, recomputed, :data:`TILE_ROWS`), "rows" (the
-    pair kernel) or "columns"."""
+    """Which update runs: "cached", "tiled" (rows, recomputed, ``SammonTuning.tile_rows``),
+    "rows" (the pair kernel) or "columns"."""
     if cached:
         return "cached"
     return "tiled" if layout == "rows" and tiled else layout
@@ -154,6 +157,6 @@ def update_kernel(source: str, max_outputs: int = 8, jb=None, s_lane=None, k_pts
     if source == "tiled":
         sl = tiles.tile_s_lane() if s_lane is None else bool(s_lane)
         k = int(k_pts) if k_pts else tiles.tile_points(max_outputs, sl)
-        return TILE[(k, int(jb or tiles.TILE_JB), sl)]
+        return TILE[(k, int(jb or _DEFAULT.tile_jb), sl)]
     return UPDATE[source]
 

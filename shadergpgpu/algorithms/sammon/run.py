@@ -86,8 +86,9 @@ class _Run:
                 sum_dn = float(self._known_sum_dn)
                 src_inputs = {"X": self.X}
             else:
-                rs_chunks = sweep_chunks(n, d, est.layout, 1)
-                waits = host_waits([chunk_work(n, d, est.layout, nb) for _, nb in rs_chunks])
+                rs_chunks = sweep_chunks(n, d, est.layout, 1, tuning=geo.tuning)
+                waits = host_waits([chunk_work(n, d, est.layout, nb) for _, nb in rs_chunks],
+                                   geo.tuning.sync_work)
                 for k, (b0, nb) in enumerate(rs_chunks):
                     dev.run(ROWSUM[est.layout], self.V, inputs={"X": self.X},
                             uniforms={"blk0": b0, "n_blk": nb},
@@ -146,9 +147,11 @@ class _Run:
                                          "Y_DIMS": self.m if geo.fetch_variants else 4},
                                 accumulate="add" if k > 0 else None)
                 self.passes.append(p)
-        self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks])
+        self.waits = host_waits([chunk_work(n, d, source, nb) for _, nb in self.chunks],
+                                geo.tuning.sync_work)
         self.split = geo.split
-        self.stress_host = _step.stress_on_host(dev)
+        self.tuning = geo.tuning
+        self.stress_host = bool(geo.tuning.stress_on_host)
         if not self.stress_host:
             self.stress_sum = _reduce.SumReduction(dev, self.vec_layout, source=self.S)
             self._chains.append(self.stress_sum)
@@ -220,6 +223,7 @@ class _Run:
         est.tile_interleaved_ = self.tile_il if self.tiled else None
         est.split_ = self.split
         est.chunks_ = len(self.chunks)
+        est.tuning_ = self.tuning
         est.timings_ = {"setup_s": self.setup_s, "eval_s": list(self.eval_s)}
 
     def _finish(self, y, history, n_evals, rejected, step):

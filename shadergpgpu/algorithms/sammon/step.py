@@ -1,8 +1,10 @@
 """The step control of a fit: eq. 4's mu normalised into the adaptive fit's first step
 (:func:`start_step`), the bold-driver rule (:class:`StepRule`, used by one device and by the
 cluster driver), the floor of dm in the update (:data:`DM_FLOOR`) and where the stress that
-the rule judges is summed (:data:`STRESS_ON_HOST`)."""
+the rule judges is summed (:func:`stress_on_host`)."""
 from __future__ import annotations
+
+from .tuning import SammonTuning
 
 #: RMS move of the first adaptive step, as a fraction of the embedding's RMS spread.
 STEP_MIN, STEP_MAX = 1e-3, 5e-2
@@ -56,18 +58,8 @@ class StepRule:
 DM_FLOOR = 1e-6
 
 
-#: Where the stress of each evaluated position set is summed: False by the device sum reduction
-#: (its passes, then one float read back); True by reading the per-point terms s back (one
-#: texel per point) and summing them in float64 on the host, as the cluster driver does: no
-#: reduction passes, one larger read. None (the default): on the host where the device is a
-#: GPU (the fit at N = 2,000 took 0.70 of the device sum's time on an H200), by the device on a
-#: software renderer (no gain there: 1.05x). ``benchmarks/diag/sammon_versus.py --variants``
-#: times both. Read at the start of each fit (and by the pass plan): :func:`stress_on_host`.
-STRESS_ON_HOST = None
-
-
 def stress_on_host(dev) -> bool:
-    """Whether fits on ``dev`` sum the stress on the host (:data:`STRESS_ON_HOST`)."""
-    if STRESS_ON_HOST is None:
-        return not dev.plans_for_software
-    return bool(STRESS_ON_HOST)
+    """Whether fits on ``dev`` sum the stress on the host (its
+    :attr:`SammonTuning.stress_on_host <.tuning.SammonTuning>`: by default where kernels are
+    chosen for a GPU)."""
+    return bool(dev.tuning(SammonTuning).stress_on_host)

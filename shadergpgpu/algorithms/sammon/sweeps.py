@@ -23,17 +23,18 @@ def accumulate_cost(n_outputs: int, float_blend: bool = True) -> int:
 
 
 def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 20,
-                 float_blend=True, unroll=1) -> int:
+                 float_blend=True, unroll=1, tuning=None) -> int:
     """Passes the sweep of ``kernel`` draws over ``chunks`` under ``loop_cap``: the first part
     of the first chunk writes, every other part (chunks after the first, loop-cap cuts after
     the first of a chunk) accumulates, by blending or, without float blending, by the
-    engine's ping-pong passes. ``unroll``: the tiled kernel's UNROLL."""
+    engine's ping-pong passes. ``unroll``: the tiled kernel's UNROLL; ``tuning``: the
+    :class:`~.tuning.SammonTuning` of the tiled sweep's parts (default: the defaults)."""
     lays = _plan_layouts(n, n_features, source, max_size)
     src = {"tiled": "rows"}.get(source, source)
     acc = accumulate_cost(len(kernel.outputs), float_blend)
     total = 0
     tiled = source == "tiled"
-    parts = tile_parts(n, int(kernel.defines["K_PTS"]), chunks, kernel.split.align) \
+    parts = tile_parts(n, int(kernel.defines["K_PTS"]), chunks, kernel.split.align, tuning) \
         if tiled else 1
     if tiled:
         defines = kernel.resolve_defines({"UNROLL": int(unroll)})

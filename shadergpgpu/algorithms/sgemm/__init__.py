@@ -81,8 +81,9 @@ Files:
 * ``staging.py``: op(X) zero-padded into textures, texture buffers or block windows;
 * ``product.py``: the product and epilogue passes of one call;
 * ``host.py``: numpy operands of a large product pipelined by row blocks of C (uploads and
-  asynchronous readbacks overlapping the product) and its run-time settings ``HOST_*`` (set
-  them on ``sgemm.host``);
+  asynchronous readbacks overlapping the product), as the device's :class:`SgemmTuning`
+  sets (``host_*``; ``ubo_quad_order``: the uniform-block variants' fragment order);
+* ``tuning.py``: :class:`SgemmTuning`;
 * ``splits.py``: K slices, :func:`auto_split`, :func:`min_split` (the pass plan of a call,
   ``work``, and the plans ``sgemm/<variant>`` are in :mod:`shadergpgpu.analysis.plans.sgemm`).
 """
@@ -95,10 +96,11 @@ from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C, STAGE, STAGE_BLOCK
                       TILE_UBO, TILE_UBO_BT)  # noqa: F401
 from .splits import auto_split, min_split
 from .staging import _by_texels, _stage_block, _stage_texture  # noqa: F401
+from .tuning import SgemmTuning
 from .ubo import _ubo_plan  # noqa: F401
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
                        effective_variant)  # noqa: F401
 
 __all__ = ["sgemm", "check_fits", "VARIANTS", "DEFAULT_VARIANT", "Variant", "default_variant",
-           "effective_variant", "auto_split", "min_split", "Limits", "STAGE",
+           "effective_variant", "auto_split", "min_split", "Limits", "SgemmTuning", "STAGE",
            "STAGE_BLOCK", "SIMPLE", "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]

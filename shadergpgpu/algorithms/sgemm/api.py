@@ -162,7 +162,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     (the loop cap cutting the simple kernel into passes) and at values near 1e-38 and 1e38.
 
     Host operands of a large product (numpy A, B and C where given, from
-    ``host.HOST_MIN_WORK`` multiply-adds on) are pipelined by row blocks of C (:mod:`.host`):
+    ``SgemmTuning.host_min_work`` multiply-adds on) are pipelined by row blocks of C:
     B is uploaded and staged once, and each block's upload of A's rows and readback of its
     rows of C overlap the product of the neighbouring blocks. The blocks only cut the rows:
     each element is the same sum of K products, and the bound above holds unchanged.
@@ -221,7 +221,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     has_c = C is not None and beta != 0.0
     if not as_device and has_p:
         # host operands of a large product: row blocks of C, their transfers overlapping the
-        # product (host.py; settings host.HOST_*)
+        # product (host.py; the device's SgemmTuning)
         nb = host.host_blocks(dev, v, M, N, K)
         if nb > 1:
             return host.pipelined(dev, v, A, B, C if has_c else None, alpha, beta, trans_a,

@@ -11,30 +11,20 @@ rows of the numpy result (:meth:`DeviceArray.get(wait=False)
 previous block's readback. The call then costs about the upload of B, the product and one
 block's transfers, instead of the sum of every transfer and the product.
 
-The module-level settings below live here only and are read at call time: change them on this
-module (``shadergpgpu.algorithms.sgemm.host``), not on the package.
+The block count follows the device's :class:`~.tuning.SgemmTuning` (``host_*``), read at call
+time.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...engine import transfer
+from ...engine.tuning import EngineTuning
 from ...engine.limits import ceil_div
 from ...engine.scope import Scope
 from .product import _product
 from .staging import _stage_b
+from .tuning import SgemmTuning
 from .variants import _round_up
-
-#: most row blocks of C one call is cut into; 0 or 1 turns the pipelining off
-HOST_BLOCKS = 8
-#: products from this many multiply-adds (M * N * K) on are pipelined (2^33: n = 2,048); smaller
-#: ones keep the one-block path (the transfers are short, the blocks' passes would cost more)
-HOST_MIN_WORK = 1 << 33
-#: fewest elements of C per block (2,048 x 4,096): a block's product keeps as many fragments in
-#: flight as a 2,048 x 4,096 output. Where readbacks are asynchronous (GPUs) a block also holds
-#: at least ``engine.transfer.PBO_MIN_BYTES`` of texels: a smaller readback is synchronous and
-#: would wait for the block's product with nothing queued behind it.
-HOST_MIN_BLOCK_ELEMS = 1 << 23
 
 # one element per page of host memory (4 KiB of float32): writing these faults the pages in
 _PAGE_ELEMS = 1024
@@ -42,19 +32,22 @@ _PAGE_ELEMS = 1024
 
 def host_blocks(dev, v, M: int, N: int, K: int) -> int:
     """Row blocks of C for ``sgemm(numpy, numpy)`` of ``M x K`` by ``K x N`` with variant
-    ``v`` on ``dev``: 1 (no pipelining) below ``HOST_MIN_WORK`` or with ``HOST_BLOCKS`` < 2,
-    else at most ``HOST_BLOCKS``, each block at least ``HOST_MIN_BLOCK_ELEMS`` elements of C
-    (and, where readbacks are asynchronous, one pixel buffer object's worth of texels), each
-    at least one tile of rows."""
-    nb = int(HOST_BLOCKS)
-    if nb < 2 or M * N * K < HOST_MIN_WORK:
+    ``v`` on ``dev``, under the device's :class:`~.tuning.SgemmTuning` ``t``: 1 (no
+    pipelining) below ``t.host_min_work`` or with ``t.host_blocks`` < 2, else at most
+    ``t.host_blocks``, each block at least ``t.host_min_block_elems`` elements of C (and, where
+    readbacks are asynchronous, one pixel buffer object's worth of texels), each at least one
+    tile of rows."""
+    t = dev.tuning(SgemmTuning)
+    nb = t.host_blocks
+    if nb < 2 or M * N * K < t.host_min_work:
         return 1
-    if HOST_MIN_BLOCK_ELEMS > 0:
-        nb = min(nb, (M * N) // int(HOST_MIN_BLOCK_ELEMS))
+    if t.host_min_block_elems > 0:
+        nb = min(nb, (M * N) // t.host_min_block_elems)
     if not (dev.is_software or dev.tracer is not None):
-        # the readback of a block is asynchronous only from PBO_MIN_BYTES of texels on (the
+        # the readback of a block is asynchronous only from pbo_min_bytes of texels on (the
         # result's texture bytes, as the layout layer lays them out)
-        nb = min(nb, dev.layout((M, N)).nbytes // max(1, transfer.PBO_MIN_BYTES))
+        pbo_bytes = dev.tuning(EngineTuning).pbo_min_bytes
+        nb = min(nb, dev.layout((M, N)).nbytes // max(1, pbo_bytes))
     nb = min(nb, ceil_div(M, v.tile_rows))
     return max(1, nb)
 

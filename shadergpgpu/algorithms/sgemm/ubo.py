@@ -3,9 +3,10 @@ window length (:func:`_ubo_plan`), the rects the block rows' draws cover in the 
 (:func:`_ubo_geometry`, :func:`_run_rects` where the targets wrap), and how many windows one
 staging texture holds.
 
-The module-level settings below (``UBO_MIN_QUADS``, ``UBO_MAX_BAND``, ``UBO_TARGET_W``,
-``UBO_QUAD_ORDER``) live here only and are read at call time: change them on this module
-(``shadergpgpu.algorithms.sgemm.ubo``), not on the package.
+The module-level settings below (``UBO_MIN_QUADS``, ``UBO_MAX_BAND``, ``UBO_TARGET_W``) live
+here only and are read at call time: change them on this module
+(``shadergpgpu.algorithms.sgemm.ubo``), not on the package. The fragment order inside a rect is
+the caller's (``quad_order``: :attr:`SgemmTuning.ubo_quad_order <.tuning.SgemmTuning>`).
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from .variants import Limits, Variant, _padded, _round_up
 # largest power of two <= UBO_MAX_BAND with band^2 <= the fragments of a block row (square-ish
 # rects), and the rects tile the targets about UBO_TARGET_W texels wide (the block rows of a
 # 4096^2 product then fill a 1024 x 512 target, 32 x 32 texels each). UBO_TARGET_W = 0 stacks
-# the rects in one column (a narrow strip). UBO_QUAD_ORDER: inside a rect, number the
+# the rects in one column (a narrow strip). quad_order (_ubo_plan): inside a rect, number the
 # fragments by pixel quads (the 4 fragments of a quad read 4 consecutive columns of B) where
 # band and width are even, else row by row (shaders/algorithms/sgemm/ubo_geo.glsl).
 # Measured on an H200 (benchmarks/diag/sgemm_ubo.py, 2026-11-22): grid vs strip and quad vs row
@@ -31,7 +32,6 @@ from .variants import Limits, Variant, _padded, _round_up
 UBO_MIN_QUADS = 16
 UBO_MAX_BAND = 32
 UBO_TARGET_W = 1024
-UBO_QUAD_ORDER = True
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,10 @@ def _ubo_geometry(nblocks: int, fw: int, mx: int):
     return None
 
 
-def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1) -> _UboPlan:
-    """K chunks, window length and the targets' geometry of the uniform-block variants."""
+def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
+              quad_order: bool = True) -> _UboPlan:
+    """K chunks, window length and the targets' geometry of the uniform-block variants
+    (``quad_order``: fragments numbered by pixel quads where the rects allow it)."""
     rows, cols, unroll = v.tile_rows, v.tile_cols, v.unroll
     Mp, Kp = _padded(v, M, K)
     kq = Kp // 4
@@ -117,7 +119,7 @@ def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1) -
         assert not parts.wrapped
         rects = tuple(((i % across * width, i // across * band, width, band),)
                       for i in range(nblocks))
-        quad = bool(UBO_QUAD_ORDER) and band % 2 == 0 and width % 2 == 0
+        quad = bool(quad_order) and band % 2 == 0 and width % 2 == 0
     else:
         # the targets wrap: block row i is texels i*fw .. of a (nblocks x fw)-texel grid, its
         # draws cover those texels (a rect per texture row they span)

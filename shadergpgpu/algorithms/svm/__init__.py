@@ -47,9 +47,9 @@ Files:
 * ``estimator.py``: :class:`SVC`, the scikit-learn estimator (one-vs-one training, fitted
   attributes, prediction on the host);
 * ``smo.py``: :class:`BinarySMO`, one binary problem solved on the device (selection chains,
-  updates, the device-step and host-step loops), ``READBACK_EVERY``, and the run-time setting
-  ``DIRECT`` (the kernels' CPU-renderer indexing, by default on where ``dev.is_software``;
-  set it on ``svm.smo``);
+  updates, the device-step and host-step loops), ``READBACK_EVERY``;
+* ``tuning.py``: :class:`SvmTuning` (the kernels' CPU-renderer indexing, the gain computed
+  inside the arg-min), set on the device (``dev.tune(SvmTuning, fuse_gain=True)``);
 * ``kernels.py``: every declared kernel (selection levels, objective, updates);
 * ``choices.py``: the padding of a problem, :func:`gain_fused`; the pass plan ``svm/smo`` is
   :mod:`shadergpgpu.analysis.plans.svm`;
@@ -65,3 +65,4 @@ from .checks import check_fits, check_rbf_range  # noqa: F401
 from .estimator import SVC  # noqa: F401
 from .libsvm import _rho  # noqa: F401
 from .smo import READBACK_EVERY, BinarySMO  # noqa: F401
+from .tuning import SvmTuning

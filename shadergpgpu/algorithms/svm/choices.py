@@ -1,11 +1,8 @@
 """The SMO solver's choices from the sizes and limits: the points stored per problem
 (:func:`_padded`), whether the device step walks K_ij's features too (:func:`_walk_fits`), and
 whether the second-order gain is computed inside the arg-min's first level (:func:`gain_fused`,
-set by :data:`FUSE_GAIN`). The pass plan ``svm/smo`` reads them
+as :attr:`SvmTuning.fuse_gain <.tuning.SvmTuning>` asks). The pass plan ``svm/smo`` reads them
 (:mod:`shadergpgpu.analysis.plans.svm`).
-
-``FUSE_GAIN`` lives here only and is read at call time: change it on this module
-(``shadergpgpu.algorithms.svm.choices``), not on the package.
 """
 from __future__ import annotations
 
@@ -15,14 +12,6 @@ from ...ops import reduce as _reduce
 #: points per problem are padded up to a multiple of this (padding points have label 0 and take
 #: part in nothing), so problems of nearby sizes share textures and pass plans
 PAD_POINTS = 256
-
-
-#: second-order selection: the gain computed inside the arg-min's first level (True) rather
-#: than by an objective pass of its own writing the kernel row of i (one dependent pass less
-#: per iteration; used where the level's loop fits the device's loop cap). Off by default:
-#: on the H200 the level's few fragments then walk FANIN kernel rows each and the iteration
-#: got slower (10,000 points: 110 vs 102 us), on llvmpipe it is ~5% faster.
-FUSE_GAIN = False
 
 
 def _padded(n: int) -> int:
@@ -37,10 +26,11 @@ def _walk_fits(n_features: int, loop_cap) -> bool:
 
 
 def gain_fused(n_pad: int, n_features: int, fanin: int, loop_cap: int | None,
-               working_set: str = "second-order") -> bool:
+               working_set: str = "second-order", fuse: bool = False) -> bool:
     """Whether the second-order selection computes the gain inside the arg-min's first level
-    (:data:`FUSE_GAIN`; that level's FANIN x (feature texels + 1) steps fit the cap, and it is
-    not the final level, which writes the results the level reads)."""
+    (asked by ``fuse``, :attr:`SvmTuning.fuse_gain <.tuning.SvmTuning>`; that level's FANIN x
+    (feature texels + 1) steps fit the cap, and it is not the final level, which writes the
+    results the level reads)."""
     steps = int(fanin) * (ceil_div(int(n_features), 4) + 1)
-    return (FUSE_GAIN and working_set == "second-order" and
+    return (fuse and working_set == "second-order" and
             _reduce.passes(n_pad, fanin) > 1 and (loop_cap is None or steps <= loop_cap))

@@ -13,15 +13,12 @@ from .kernels import (OBJECTIVE, OBJECTIVE_D2, OBJECTIVE_FROM_D2, PAIR_D2_STEP, 
                       UPDATE_STEP, UPDATE_STEP_FROM_D2)
 from .libsvm import _rho, _two_variable_step
 from .choices import _padded, _walk_fits, gain_fused
+from .tuning import SvmTuning
 
 #: iterations between two readbacks of the step state by default (the stopping test)
 READBACK_EVERY = 32
 #: iteration counts travel as float32 on the device: exact below this
 _MAX_COUNT = 2 ** 24 - 1
-#: The kernels' DIRECT define (:attr:`BinarySMO.direct`): None picks it by device (on a CPU
-#: renderer, ``dev.is_software``), True / False force it (tests run both on one device). Read
-#: here at call time.
-DIRECT: bool | None = None
 
 
 class BinarySMO:
@@ -47,13 +44,10 @@ class BinarySMO:
         self.device_step = self.readback_every > 1
         # DIRECT (selection, objective, update and step kernels): the fragment's own texels of
         # G, A, Y at its pixel and the 1-D vectors' elements at row_texel() (step.glsl),
-        # instead of the accessors, which divide by the shape uniforms (the first code's sizes
-        # were constants). The same texels, so the same results; a CPU renderer runs vector
-        # integer division lane by lane: on llvmpipe (2026-11-26, 2,000 x 16 points, 50
-        # passes queued, best of 12) the device step's update pass took 100 us with the
-        # accessors and 74 us with DIRECT (57 us with the step on the host), the objective
-        # pass 42 and 37 us. GPUs keep the accessors (not timed here).
-        self.direct = int(bool(dev.plans_for_software if DIRECT is None else DIRECT))
+        # instead of the accessors, which divide by the shape uniforms. The same texels, so
+        # the same results (SvmTuning.direct).
+        tuning = dev.tuning(SvmTuning)
+        self.direct = int(tuning.direct)
         self.fanin = _reduce.fanin_for(dev, fanin)
         npad = _padded(n)
         self._arrays = []
@@ -63,7 +57,8 @@ class BinarySMO:
         # where the device step reads K_ij: the kernel row of i (second-order), a walk over
         # the features of x_i and x_j (first-order), or the distances to i (past the cap)
         self.fuse_gain = not self.split and gain_fused(npad, self.data.d, self.fanin,
-                                                         dev.loop_cap, working_set)
+                                                         dev.loop_cap, working_set,
+                                                         tuning.fuse_gain)
         if self.split or (not second and not _walk_fits(self.data.d, dev.loop_cap)):
             self.ksrc = 2
         else:

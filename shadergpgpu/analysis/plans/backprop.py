@@ -48,11 +48,12 @@ def paper_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
 
 def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
                  loop_cap=None, profile=None, device=None, software=False,
-                 max_texture_size=None) -> dict:
+                 max_texture_size=None, tuning=None) -> dict:
     """Expected passes per phase label for one learning step of the fused schedule.
 
     On uniform blocks (``limits(...).block_bytes`` at least ``adapt.UBO_BLOCK_BYTES``, where
-    ``adapt.UBO`` takes them): forward 1, update 1, apply 2 on the recompute path
+    the :class:`~shadergpgpu.algorithms.backprop.BackpropTuning` takes them: ``tuning``, else
+    the device's or the defaults): forward 1, update 1, apply 2 on the recompute path
     (:func:`~.adapt._ubo_recompute`); elsewhere a forward product reading its weights from
     blocks is one draw per window (:func:`~.adapt._ubo_forward`) and its gather.
 
@@ -66,7 +67,7 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     """
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
-    lim = limits(device, profile, loop_cap, software, max_texture_size)
+    lim = limits(device, profile, loop_cap, software, max_texture_size, tuning)
     if _ubo_recompute(L, lim, N, packed):
         # the recompute path on uniform blocks: forward 1, gradients of both layers 1, apply 2
         return {"forward": 1, "update": 1, "apply": 2}

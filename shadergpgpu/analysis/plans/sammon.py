@@ -3,8 +3,8 @@ and the plan's parameters from a fitted estimator (:func:`plan_params`)."""
 from __future__ import annotations
 
 from ...algorithms.sammon import step as _step
-from ...algorithms.sammon import tiles
 from ...algorithms.sammon.chunking import sweep_chunks
+from ...algorithms.sammon.tuning import SammonTuning
 from ...algorithms.sammon.kernels import ROWSUM, sweep_source, update_kernel
 from ...algorithms.sammon.sweeps import _sum_passes, sweep_passes
 from ...engine.limits import ceil_div
@@ -15,7 +15,7 @@ from . import PassPlan, register_plan
 def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
                 n_rejects=0, adaptive=False, loop_cap=None, fanin=None, float_blend=True,
                 max_outputs=8, tiled=True, tile_jb=None, tile_points=None, tile_s_lane=None,
-                tile_unroll=None, stress_host=None):
+                tile_unroll=None, stress_host=None, tuning=None):
     """Passes of one fit per phase (registered as plan ``sammon/fit``).
 
     n, n_features : the data's shape; layout : "rows" / "columns"; n_evals : update
@@ -25,29 +25,32 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     float_blend : the device's ``float_blending`` (False: accumulation by ping-pong passes);
     max_outputs : the device's ``max_outputs`` (points per tiled fragment); tiled : whether the
     rows sweep is the tiled kernel (``tiled_``); tile_jb : its points per block (default
-    :data:`TILE_JB`); tile_points, tile_s_lane, tile_unroll : its points i per fragment, s in
-    g's w lane, coordinate unroll (``tile_points_``, ``tile_s_lane_``, ``tile_unroll_``;
-    default: the module's settings for positions of at most 3 coordinates); stress_host :
-    the stress summed on the host, no reduction passes (default :data:`.step.STRESS_ON_HOST`).
-    :func:`plan_params` collects them.
+    ``tuning.tile_jb``); tile_points, tile_s_lane, tile_unroll : its points i per fragment, s
+    in g's w lane, coordinate unroll (``tile_points_``, ``tile_s_lane_``, ``tile_unroll_``;
+    default: the tuning's for positions of at most 3 coordinates); stress_host : the stress
+    summed on the host, no reduction passes (default: ``tuning.stress_on_host``, False where
+    it is None); tuning : the fit's :class:`SammonTuning` (``tuning_``; default: the
+    defaults). :func:`plan_params` collects them.
     """
     n, n_features = int(n), int(n_features)
+    t = tuning or SammonTuning()
     if stress_host is None:
-        stress_host = bool(_step.STRESS_ON_HOST)
+        stress_host = bool(t.stress_on_host)
     red = _sum_passes(n, fanin)                       # S and V: one texel per point
     source = sweep_source(layout, cached, tiled)
-    kern = update_kernel(source, max_outputs, tile_jb, tile_s_lane, tile_points)
+    kern = update_kernel(source, max_outputs, tile_jb or t.tile_jb, tile_s_lane, tile_points)
     update = sweep_passes(kern, n, n_features, source,
-                          sweep_chunks(n, n_features, source, split, tile_jb), loop_cap,
+                          sweep_chunks(n, n_features, source, split, tile_jb, t), loop_cap,
                           float_blend=float_blend,
-                          unroll=tiles.TILE_UNROLL if tile_unroll is None else tile_unroll)
+                          unroll=t.tile_unroll if tile_unroll is None else tile_unroll,
+                          tuning=t)
     if source == "tiled":
         update += 1                                   # FINISH: back to one texel per point
     if cached:
         setup = 1 + _sum_passes(n * ceil_div(n, 4), fanin)
     else:
         setup = sweep_passes(ROWSUM[layout], n, n_features, layout,
-                             sweep_chunks(n, n_features, layout, 1), loop_cap,
+                             sweep_chunks(n, n_features, layout, 1, tuning=t), loop_cap,
                              float_blend=float_blend) + red
     out = {"sammon/setup": setup,
            "sammon/update": int(n_evals) * update,
@@ -68,7 +71,9 @@ def plan_params(est, dev) -> dict:
                 tile_points=getattr(est, "tile_points_", None),
                 tile_s_lane=getattr(est, "tile_s_lane_", None),
                 tile_unroll=getattr(est, "tile_unroll_", None),
-                stress_host=_step.stress_on_host(dev))
+                stress_host=_step.stress_on_host(dev) if getattr(est, "tuning_", None) is None
+                else bool(est.tuning_.stress_on_host),
+                tuning=getattr(est, "tuning_", None))
 
 
 register_plan(PassPlan(
@@ -86,5 +91,5 @@ register_plan(PassPlan(
           "rejected candidate",
     params=("n", "n_features", "layout", "n_evals", "split", "cached", "n_rejects",
             "adaptive", "loop_cap", "fanin", "float_blend", "max_outputs", "tiled",
-            "tile_jb", "tile_points", "tile_s_lane", "tile_unroll", "stress_host")))
+            "tile_jb", "tile_points", "tile_s_lane", "tile_unroll", "stress_host", "tuning")))
 

@@ -99,12 +99,11 @@ Files:
 * ``sums.py``: :data:`SUM`, :data:`DOT`, :data:`NORM`, :class:`SumReduction`, :func:`total`,
   :func:`total_device`, :func:`sum`, :func:`dot`, :func:`norm`.
 * ``arg.py``: arg-min / arg-max (:func:`arg_kernels`, :class:`ArgReduction`, :func:`argmin`,
-  :func:`argmax`, :func:`argmin_device`, :func:`argmax_device`); home of :data:`SCAN_STRICT`
-  and :data:`ARG_FETCH_BATCH`.
+  :func:`argmax`, :func:`argmin_device`, :func:`argmax_device`), as the device's
+  :class:`~shadergpgpu.ops.tuning.ReduceTuning` sets (``scan_strict``, ``arg_fetch_batch``).
 
-The run-time settings ``SCAN_STRICT``, ``ARG_FETCH_BATCH`` (``arg.py``) and ``LEVEL_WRAP``
-(``chain.py``) live in their home modules, which read them at call time; reading or setting
-them on this package reads or sets the home module's value (there is no copy here).
+The run-time setting ``LEVEL_WRAP`` (``chain.py``) lives in its home module, which reads it at
+call time.
 """
 
 from . import arg, chain

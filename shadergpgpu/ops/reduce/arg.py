@@ -4,8 +4,8 @@
 next levels :data:`ARG_NEXT` / :data:`ARG_NEXT_DUAL`, or a caller's ``candidates()``),
 :class:`ArgReduction` chains them, and :func:`argmin` / :func:`argmax` (host) and
 :func:`argmin_device` / :func:`argmax_device` run them on an array with an optional mask.
-:data:`SCAN_STRICT` and :data:`ARG_FETCH_BATCH` are read at call time from this module (their
-home).
+The comparisons and fetches follow the device's :class:`~shadergpgpu.ops.tuning.ReduceTuning`
+(``scan_strict``, ``arg_fetch_batch``), read when a reduction is prepared.
 """
 from __future__ import annotations
 
@@ -18,20 +18,16 @@ from . import chain as _chain
 from .chain import Chain, Placeholder, _dummy, _slot_rect, _vector_layout
 from .levels import DEFAULT_FANIN, fanin_for, level_sizes
 from .params import _as_device
+from ..tuning import ReduceTuning
 
 #: Indices are exact in float32 up to here (exclusive); longer arg-reductions are refused.
 MAX_INDEX = 2 ** 24
-#: First levels over row-order sources compare keys only (each lane meets its candidates in
-#: increasing index order); False forces the full (key, index) comparison everywhere.
-SCAN_STRICT = True
 
 
 # ---- arg-min / arg-max ---------------------------------------------------------------------------
 _ARG_UNIFORMS = {"stride": "int", "slot": "int", "n_src": "int"}
 _ARG_DEFINES = {"FANIN": DEFAULT_FANIN, "MODE_MAX": 0, "SCAN_STRICT": 0, "PAYLOAD": 0,
                 "MASKED": 0, "FETCH_BATCH": 0}
-#: texels an arg level fetches before comparing them (0: 4 where the fan-in allows, else 1)
-ARG_FETCH_BATCH = 0
 
 
 def arg_kernels(file: str, inputs: dict, uniforms: dict | None = None, name: str = None,
@@ -107,7 +103,7 @@ class ArgReduction(Chain):
     payload : optional array; the final pass stores ``payload[index]`` (flat) in component z.
     first_uniforms, first_defines : the first kernel's own uniforms and define overrides.
     strict_scan : the first level's candidate indices grow with ``t`` in every lane (true
-        for row-order sources), so it may compare values only (see ``SCAN_STRICT``).
+        for row-order sources), so it may compare values only (see ``ReduceTuning.scan_strict``).
     dual : ``first`` is a DUAL family: a second reduction (``candidates2()``) runs in the same
         passes (two more render targets); its winner goes to texel ``slot + 1``.
     """
@@ -123,6 +119,7 @@ class ArgReduction(Chain):
             raise TypeError("first must be the kernels of an arg-reduction level, from "
                             "arg_kernels(...)")
         fanin = fanin_for(dev, fanin)
+        tuning = dev.tuning(ReduceTuning)
         self.result, self.slot, self.fanin, self.mode = result, int(slot), fanin, mode
         p0 = payload if payload is not None else _dummy(dev)
         ins = dict(first_inputs, P0=p0)
@@ -134,8 +131,9 @@ class ArgReduction(Chain):
 
         def defines(level, final):
             d = dict(fd) if level == 0 else {}
-            d.update(FANIN=fanin, MODE_MAX=int(mode == "max"), FETCH_BATCH=ARG_FETCH_BATCH,
-                     SCAN_STRICT=int(bool(strict_scan and level == 0 and SCAN_STRICT)),
+            d.update(FANIN=fanin, MODE_MAX=int(mode == "max"),
+                     FETCH_BATCH=tuning.arg_fetch_batch,
+                     SCAN_STRICT=int(bool(strict_scan and level == 0 and tuning.scan_strict)),
                      PAYLOAD=int(payload is not None))
             return d
 
@@ -215,7 +213,7 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
         if mask is not None:
             m, mmine = _as_mask(dev, mask, a)
         mlayout = None if m is None else m.layout
-        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, SCAN_STRICT, ARG_FETCH_BATCH,
+        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, dev.tuning(ReduceTuning),
                _chain.LEVEL_WRAP)
         red = dev.resource(key, lambda: _ArgPlain(dev, mode, a.layout, mlayout, fanin))
         out = dev.alloc(Layout(1, 2, True, "row", dev.max_texture_size), (2,))
