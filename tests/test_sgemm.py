@@ -486,7 +486,7 @@ def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypa
 
 def test_ubo_geometry_at_4096():
     # 512 block rows of 1,024 fragments each: 32 x 32 rects, 32 side by side (1024 x 512
-    # targets); 16x2: 256 block rows of 2,048 fragments in 32 x 64 rects; UBO_TARGET_W = 0
+    # targets); 16x2: 256 block rows of 2,048 fragments in 32 x 64 rects; ubo_target_w = 0
     # stacks the rects in one column (a 32-texel-wide strip)
     lim = S.Limits()
     p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
@@ -498,13 +498,8 @@ def test_ubo_geometry_at_4096():
     assert len(p.chunks) == 4 and p.window == 256
     p = S._ubo_plan(VARIANTS["tile32x1-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 128, 4096, 8) and len(p.chunks) == 8
-    old = SU.UBO_TARGET_W
-    try:
-        SU.UBO_TARGET_W = 0
-        p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
-        assert p.geo == (32, 32, 1024, 1) and (p.parts.tex_w, p.parts.tex_h) == (32, 16384)
-    finally:
-        SU.UBO_TARGET_W = old
+    p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim, tuning=S.SgemmTuning(ubo_target_w=0))
+    assert p.geo == (32, 32, 1024, 1) and (p.parts.tex_w, p.parts.tex_h) == (32, 16384)
 
 
 def test_ubo_quad_and_row_order(dev, rng):
@@ -520,7 +515,7 @@ def test_ubo_quad_and_row_order(dev, rng):
                     got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
                 assert rel_err(got, 2.0 * (A @ B) - 0.5 * C) <= TOL, (quad, variant, M, N, K)
                 plan = S._ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev),
-                                   quad_order=quad)
+                                   tuning=S.SgemmTuning(ubo_quad_order=quad))
                 assert plan.quad == (quad and plan.band % 2 == 0 and plan.width % 2 == 0)
                 rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), dev.counter.snapshot(),
                                      M=M, N=N, K=K, has_c=True, device=dev)

@@ -46,7 +46,7 @@ sys.path.insert(0, ROOT)
 
 import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.algorithms import sgemm as S  # noqa: E402
-from shadergpgpu.algorithms.sgemm import staging as SS, ubo as SU  # noqa: E402  (settings' homes)
+from shadergpgpu.algorithms.sgemm import staging as SS  # noqa: E402  (the staging's home)
 
 ALU_H200 = 1937.0
 TOL = 1e-5
@@ -95,23 +95,28 @@ CONFIGS = [
 ]
 
 
+def tuning_of(cfg: Config) -> S.SgemmTuning:
+    """The configuration's geometry and fragment order as a tuning value."""
+    t = S.SgemmTuning()
+    return t.replace(ubo_quad_order=t.ubo_quad_order if cfg.quad is None else cfg.quad,
+                     ubo_target_w=t.ubo_target_w if cfg.target_w is None else cfg.target_w,
+                     ubo_max_band=t.ubo_max_band if cfg.max_band is None else cfg.max_band)
+
+
 @contextlib.contextmanager
 def knobs(cfg: Config):
-    """The configuration's geometry and unroll, set on the module for the call."""
-    saved = (SU.UBO_TARGET_W, SU.UBO_MAX_BAND, S.VARIANTS[cfg.variant])
+    """The configuration's unroll and staging, set on the modules for the call (its geometry
+    and fragment order: :func:`tuning_of`)."""
+    saved = S.VARIANTS[cfg.variant]
     by_texels = SS._by_texels
     try:
         if not cfg.texels:
             SS._by_texels = lambda x, trans: 0
-        if cfg.target_w is not None:
-            SU.UBO_TARGET_W = cfg.target_w
-        if cfg.max_band is not None:
-            SU.UBO_MAX_BAND = cfg.max_band
         if cfg.unroll is not None:
-            S.VARIANTS[cfg.variant] = dataclasses.replace(saved[3], unroll=cfg.unroll)
+            S.VARIANTS[cfg.variant] = dataclasses.replace(saved, unroll=cfg.unroll)
         yield S.VARIANTS[cfg.variant]
     finally:
-        SU.UBO_TARGET_W, SU.UBO_MAX_BAND, S.VARIANTS[cfg.variant] = saved
+        S.VARIANTS[cfg.variant] = saved
         SS._by_texels = by_texels
 
 
@@ -124,7 +129,7 @@ class Staged:
         with knobs(cfg) as v:
             self.v = S.effective_variant(v, dev)
             self.plan = S._ubo_plan(self.v, M, N, K, S.Limits.of(dev), cfg.split or 1,
-                                    True if cfg.quad is None else cfg.quad)
+                                    tuning_of(cfg))
         _, Kp = S._padded(self.v, M, K)
         self.blk = S._stage_block(dev, A, False, M, K, self.plan)
         if self.v.b_transposed:
@@ -197,7 +202,7 @@ def describe(dev, cfg, M, N, K):
         v = S.effective_variant(v, dev)
         if v.a_path != "block":
             return "texture path"
-        p = S._ubo_plan(v, M, N, K, S.Limits.of(dev), cfg.split or 1)
+        p = S._ubo_plan(v, M, N, K, S.Limits.of(dev), cfg.split or 1, tuning_of(cfg))
         draws = sum(len(r) for r in p.rects) * len(p.chunks)
         if cfg.mode == "one":
             draws = len(p.chunks)
@@ -221,8 +226,8 @@ def run_size(dev, n, configs, rounds, rng, alu_run, deadline):
     for cfg in configs:
         if cfg.kind == "lib":
             def call(cfg=cfg):
-                with knobs(cfg):
-                    return S.sgemm(A, B, variant=cfg.variant, split=cfg.split)
+                with knobs(cfg), dev.tuned(tuning_of(cfg)):
+                    return S.sgemm(A, B, variant=cfg.variant, split=cfg.split, device=dev)
             calls[cfg.name] = call
             checks[cfg.name] = ref
         else:

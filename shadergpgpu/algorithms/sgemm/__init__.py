@@ -34,8 +34,9 @@ Variants (``variant=``):
     pass, :meth:`~shadergpgpu.engine.passes.Pass.sweep`, moving the window between draws),
     later chunks adding by blending (see below without float blending). Block row i's texels
     form a band x width rect of the 8 targets (a 2-D rect keeps pixel quads full), the rects
-    tiling the targets about ``UBO_TARGET_W`` texels wide (at n = 4096: 32 x 32 rects in a
-    1024 x 512 target, the shape of one full-screen draw); the epilogue reads them back.
+    tiling the targets about ``SgemmTuning.ubo_target_w`` texels wide (at n = 4096: 32 x 32
+    rects in a 1024 x 512 target, the shape of one full-screen draw); the epilogue reads them
+    back.
 ``"tile16x2-ubo"``, ``"tile32x1-ubo"``
     The same with **B transposed** (staged as op(B)^T, one texel = 4 K of one column of C) and
     a 16 x 2 (32 x 1) micro-tile per fragment in the same 8 targets: a K-quad costs 2 (1) texel
@@ -76,8 +77,8 @@ Files:
 * ``variants.py``: :class:`Variant`, ``VARIANTS``, :class:`Limits`, :func:`default_variant`,
   :func:`effective_variant` (the variant adapted to a device's limits), the padding of M and K;
 * ``kernels.py``: every declared kernel (staging, products, epilogues);
-* ``ubo.py``: the uniform-block geometry (K chunks, windows, the targets' rects) and its
-  run-time settings ``UBO_*`` (set them on ``sgemm.ubo``);
+* ``ubo.py``: the uniform-block geometry (K chunks, windows, the targets' rects), as the
+  device's :class:`SgemmTuning` sets it (``ubo_*``);
 * ``staging.py``: op(X) zero-padded into textures, texture buffers or block windows;
 * ``product.py``: the product and epilogue passes of one call;
 * ``host.py``: numpy operands of a large product pipelined by row blocks of C (uploads and
@@ -89,8 +90,7 @@ Files:
 """
 from __future__ import annotations
 
-# the names code outside the package uses (the run-time settings UBO_* are not re-exported:
-# they live in ``ubo`` only, where they are read)
+# the names code outside the package uses
 from .api import check_fits, sgemm  # noqa: F401
 from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C, STAGE, STAGE_BLOCK, TILE,
                       TILE_UBO, TILE_UBO_BT)  # noqa: F401

@@ -13,6 +13,7 @@ from ...engine.layout import BufferLayout, Layout
 from ...engine.limits import ceil_div
 from . import host
 from .product import _product
+from .tuning import SgemmTuning
 from .ubo import _ubo_plan
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
                        effective_variant)
@@ -28,7 +29,7 @@ def check_fits(dev, v: Variant, M: int, N: int, K: int) -> None:
     arrays = []
     if v.a_path == "block":
         try:
-            plan = _ubo_plan(v, M, N, K, Limits.of(dev))
+            plan = _ubo_plan(v, M, N, K, Limits.of(dev), tuning=dev.tuning(SgemmTuning))
         except TooLargeError:
             plan = None
             arrays.append(("A and B", f"the product targets of op(A) @ op(B) ({M} x {N})",

@@ -61,7 +61,7 @@ def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, 
                  split, Bs=None):
     """The uniform-block variants: one draw per block row and K chunk (see the module doc)."""
     lim = Limits.of(dev)
-    plan = _ubo_plan(v, M, N, K, lim, split or 1, dev.tuning(SgemmTuning).ubo_quad_order)
+    plan = _ubo_plan(v, M, N, K, lim, split or 1, dev.tuning(SgemmTuning))
     blk = s.track(_stage_block(dev, A, trans_a, M, K, plan))
     if Bs is None:       # op(B)^T (its rows padded to whole fragments) or op(B)
         Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))

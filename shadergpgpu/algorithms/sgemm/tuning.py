@@ -31,9 +31,21 @@ class SgemmTuning(Tuning):
         The uniform-block variants number the fragments of a rect by pixel quads (the 4
         fragments of a quad read 4 consecutive columns of B) where its band and width are even,
         else row by row (``shaders/algorithms/sgemm/ubo_geo.glsl``).
+    ubo_target_w : int, default 1024
+        One block row's draw covers a rect of band x width texels of the product targets; the
+        rects tile the targets about this many texels wide (0: in one column, a narrow strip).
+    ubo_max_band : int, default 32
+        The band is the largest power of two up to this with band**2 at most a block row's
+        fragments (square-ish rects).
+    ubo_min_quads : int, default 16
+        Smallest uniform-block window compiled, in K-quads (the window length is a define from
+        a small set of powers of two, so a handful of programs serves every K).
     """
 
     host_blocks: int = count(8)
     host_min_work: int = count(1 << 33)
     host_min_block_elems: int = count(1 << 23)
     ubo_quad_order: bool = flag(True)
+    ubo_target_w: int = count(1024)
+    ubo_max_band: int = count(32, 1)
+    ubo_min_quads: int = count(16, 1)

@@ -3,10 +3,9 @@ window length (:func:`_ubo_plan`), the rects the block rows' draws cover in the 
 (:func:`_ubo_geometry`, :func:`_run_rects` where the targets wrap), and how many windows one
 staging texture holds.
 
-The module-level settings below (``UBO_MIN_QUADS``, ``UBO_MAX_BAND``, ``UBO_TARGET_W``) live
-here only and are read at call time: change them on this module
-(``shadergpgpu.algorithms.sgemm.ubo``), not on the package. The fragment order inside a rect is
-the caller's (``quad_order``: :attr:`SgemmTuning.ubo_quad_order <.tuning.SgemmTuning>`).
+The smallest window, the rects' band and width and the fragment order inside a rect follow a
+:class:`~.tuning.SgemmTuning` (``ubo_*``; the device's, passed by the caller; the defaults where
+none is given).
 """
 from __future__ import annotations
 
@@ -15,23 +14,24 @@ from dataclasses import dataclass
 from ...engine.errors import LoopBudgetError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
+from .tuning import SgemmTuning
 from .variants import Limits, Variant, _padded, _round_up
 
-# Uniform-block variants: smallest window (K-quads) compiled (the window length is a define
-# from a small set of powers of two, so a handful of programs serves every K); the geometry of
-# the product targets: one block row's draw covers a rect of band x width texels, band the
-# largest power of two <= UBO_MAX_BAND with band^2 <= the fragments of a block row (square-ish
-# rects), and the rects tile the targets about UBO_TARGET_W texels wide (the block rows of a
-# 4096^2 product then fill a 1024 x 512 target, 32 x 32 texels each). UBO_TARGET_W = 0 stacks
-# the rects in one column (a narrow strip). quad_order (_ubo_plan): inside a rect, number the
-# fragments by pixel quads (the 4 fragments of a quad read 4 consecutive columns of B) where
-# band and width are even, else row by row (shaders/algorithms/sgemm/ubo_geo.glsl).
+_DEFAULT = SgemmTuning()
+
+# Uniform-block variants (SgemmTuning.ubo_*): smallest window (K-quads) compiled (the window
+# length is a define from a small set of powers of two, so a handful of programs serves every
+# K); the geometry of the product targets: one block row's draw covers a rect of band x width
+# texels, band the largest power of two <= ubo_max_band with band^2 <= the fragments of a block
+# row (square-ish rects), and the rects tile the targets about ubo_target_w texels wide (the
+# block rows of a 4096^2 product then fill a 1024 x 512 target, 32 x 32 texels each);
+# ubo_target_w = 0 stacks the rects in one column (a narrow strip). ubo_quad_order: inside a
+# rect, number the fragments by pixel quads (the 4 fragments of a quad read 4 consecutive
+# columns of B) where band and width are even, else row by row
+# (shaders/algorithms/sgemm/ubo_geo.glsl).
 # Measured on an H200 (benchmarks/diag/sgemm_ubo.py, 2026-11-22): grid vs strip and quad vs row
 # order move the rate by a few percent only (8x4 at n = 4096: grid quad 957, grid rows 935,
 # strip 926 GFLOP/s; 16x2: 1,110 vs 1,112; 16x2 at 2,048: quad 929, rows 948).
-UBO_MIN_QUADS = 16
-UBO_MAX_BAND = 32
-UBO_TARGET_W = 1024
 
 
 @dataclass(frozen=True)
@@ -69,11 +69,12 @@ def _pow2_floor(x: int) -> int:
     return 1 << (max(1, int(x)).bit_length() - 1)
 
 
-def _ubo_geometry(nblocks: int, fw: int, mx: int):
+def _ubo_geometry(nblocks: int, fw: int, mx: int, tuning: SgemmTuning | None = None):
     """(band, width, across) of the block rows' rects in the product targets (at most ``mx``
     texels a side), or None where no such tiling fits (the targets then wrap)."""
+    t = tuning or _DEFAULT
     pref = 1
-    while pref < UBO_MAX_BAND and (2 * pref) ** 2 <= fw:
+    while pref < t.ubo_max_band and (2 * pref) ** 2 <= fw:
         pref *= 2
     bands = sorted((1 << e for e in range(max(1, mx).bit_length()) if (1 << e) <= mx),
                    key=lambda b: (abs(b.bit_length() - pref.bit_length()), b))
@@ -83,16 +84,17 @@ def _ubo_geometry(nblocks: int, fw: int, mx: int):
             continue
         most = min(nblocks, mx // width)          # rects side by side that fit
         need = ceil_div(nblocks, mx // band)      # side by side for the height to fit
-        across = max(need, min(most, max(1, UBO_TARGET_W // width)))
+        across = max(need, min(most, max(1, t.ubo_target_w // width)))
         if across <= most:
             return band, width, across
     return None
 
 
 def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
-              quad_order: bool = True) -> _UboPlan:
-    """K chunks, window length and the targets' geometry of the uniform-block variants
-    (``quad_order``: fragments numbered by pixel quads where the rects allow it)."""
+              tuning: SgemmTuning | None = None) -> _UboPlan:
+    """K chunks, window length and the targets' geometry of the uniform-block variants, as
+    ``tuning`` (a :class:`~.tuning.SgemmTuning`; default: the defaults) sets them."""
+    t = tuning or _DEFAULT
     rows, cols, unroll = v.tile_rows, v.tile_cols, v.unroll
     Mp, Kp = _padded(v, M, K)
     kq = Kp // 4
@@ -110,16 +112,16 @@ def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
     per = _round_up(ceil_div(kq, n), unroll)
     n = ceil_div(kq, per)
     chunks = tuple((c * per, min(kq, (c + 1) * per)) for c in range(n))
-    window = min(cap_q, max(UBO_MIN_QUADS, 1 << (per - 1).bit_length()))
+    window = min(cap_q, max(t.ubo_min_quads, 1 << (per - 1).bit_length()))
     nblocks, fw = Mp // rows, ceil_div(N, cols)
-    geo = _ubo_geometry(nblocks, fw, mx)
+    geo = _ubo_geometry(nblocks, fw, mx, t)
     if geo is not None:
         band, width, across = geo
         parts = Layout(ceil_div(nblocks, across) * band, 4 * across * width, True, "row", mx)
         assert not parts.wrapped
         rects = tuple(((i % across * width, i // across * band, width, band),)
                       for i in range(nblocks))
-        quad = bool(quad_order) and band % 2 == 0 and width % 2 == 0
+        quad = t.ubo_quad_order and band % 2 == 0 and width % 2 == 0
     else:
         # the targets wrap: block row i is texels i*fw .. of a (nblocks x fw)-texel grid, its
         # draws cover those texels (a rect per texture row they span)
