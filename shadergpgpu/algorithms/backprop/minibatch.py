@@ -435,14 +435,18 @@ class MinibatchTrainer:
 
 def forward(dev, W, X, act: int, out_act: int, scope):
     """The network's outputs for the device array X (n, n_features), as a device array made in
-    ``scope``: one forward pass per layer and the output activation's pass."""
+    ``scope``: per layer a pass of four rows per fragment (``mb_forward4.frag``) and the pass
+    adding its intercepts and activation (``mb_sum.frag``), then the output activation's
+    pass."""
     n = X.shape[0]
     A = X
     K = len(W)
     for m, w in enumerate(W):
+        parts = {name: scope.empty((-(-n // 4), w.shape[1])) for name in _PARTS}
+        FORWARD4(parts, W=w, A=A, nb=n, defines={"SLICES": 1})
         out = scope.empty((n, w.shape[1]))
-        FORWARD(out, W=w, A=A, start=0, nb=n,
-                       defines={"ACT": act if m < K - 1 else 0})
+        FORWARD_SUM(out, W=w, nb=n, defines={"ACT": act if m < K - 1 else 0, "SLICES": 1,
+                                              "BLOCK": 1}, **parts)
         A = out
     P = scope.empty(A.shape)
     OUTPUT(P, Z=A, defines={"OUT_ACT": out_act})
