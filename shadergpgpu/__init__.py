@@ -3,10 +3,13 @@
 Arrays live in RGBA32F textures (packed: 4 values per texel, or unpacked); every kernel is a
 fragment-shader render pass. The package is layered (see README.md):
 
-* :mod:`shadergpgpu.engine`: context, layouts, arrays, declared kernels, passes, plans;
+* :mod:`shadergpgpu.engine`: context, layouts, arrays, declared kernels, passes, the pass
+  counter and what the engine reports to listeners (``Device.observe``);
 * :mod:`shadergpgpu.ops`: reusable operations (reductions, RBF, ...);
 * :mod:`shadergpgpu.algorithms`: backprop, sgemm, blur, svm, sammon;
-* :mod:`shadergpgpu.frontends`: the ``shadergpgpu`` command, reports, window.
+* :mod:`shadergpgpu.analysis`: pass plans, the cost model, its calibration and the reports,
+  which observe the compute (nothing below imports it);
+* :mod:`shadergpgpu.frontends`: the ``shadergpgpu`` command, window, web export.
 
 The operations and estimators are also here, one import away (``sg.ElementwiseKernel``,
 ``sg.sgemm``, ``sg.MLP``, ``sg.SVC`` ...); they load on first use, so ``import shadergpgpu``
@@ -38,7 +41,7 @@ _LAZY = {
     "export_web": "frontends.webmodels",
     "argmin": "ops.reduce.arg:index_of_min", "argmax": "ops.reduce.arg:index_of_max",
 }
-_SUBMODULES = ("ops", "algorithms", "distributed", "frontends")
+_SUBMODULES = ("ops", "algorithms", "distributed", "analysis", "frontends")
 
 
 def __getattr__(name):
