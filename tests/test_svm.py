@@ -236,6 +236,12 @@ def test_gain_in_argmin_level_equals_objective_pass(dev, rb):
     plain = SVC(device=dev, readback_every=rb).fit(X, y)
     plain_passes = dev.counter.snapshot()["svm/select"]["passes"]
     assert fused.n_iter_[0] == plain.n_iter_[0]
+    # the plan follows the tuning the solve ran under
+    from shadergpgpu.analysis.plans.svm import smo_phases
+    kw = dict(n=len(y), n_iter=int(fused.n_iter_[0]), n_features=X.shape[1],
+              loop_cap=dev.loop_cap, readback_every=rb, float_blend=dev.float_blending)
+    for fuse, passes in ((True, fused_passes), (False, plain_passes)):
+        assert smo_phases(**kw, fuse_gain=fuse)["svm/select"] == passes
     np.testing.assert_array_equal(fused.support_, plain.support_)
     np.testing.assert_allclose(fused.dual_coef_, plain.dual_coef_, atol=1e-5)
     np.testing.assert_allclose(fused.intercept_, plain.intercept_, atol=1e-5)

@@ -24,16 +24,17 @@ def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
 def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
                fanin: int | None = None, fused: bool = True, n_features: int = 1,
                loop_cap: int | None = None, readback_every: int = 1,
-               float_blend: bool = True) -> dict:
+               float_blend: bool = True, fuse_gain: bool = False) -> dict:
     """Passes of one binary SMO solve of ``n`` points that took ``n_iter`` iterations
-    (``fanin`` None: the default for ``loop_cap``, as the solver picks it)."""
+    (``fanin`` None: the default for ``loop_cap``, as the solver picks it; ``fuse_gain``: the
+    device's ``SvmTuning.fuse_gain``)."""
     fanin = fanin or _reduce.default_fanin(loop_cap)
     npad = _padded(n)
     L = _reduce.passes(npad, fanin)
     rbf = pair_passes(n_features, loop_cap, float_blend)
     d2 = split_passes(n_features, loop_cap, 1, float_blend)
     obj = 1 if not d2 else d2 + 1
-    if gain_fused(npad, n_features, fanin, loop_cap, working_set):
+    if gain_fused(npad, n_features, fanin, loop_cap, working_set, fuse_gain):
         obj = 0
     second = working_set == "second-order"
     select = (L if fused else 2 * L) + (obj + L if second else 0)
