@@ -5,13 +5,27 @@ is never imported by it: ``engine/``, ``ops/`` and ``algorithms/`` name nothing 
 
 * ``plans``: the pass-plan registry (:class:`~.plans.PassPlan`, :func:`~.plans.get_plan`) and
   one module of pass formulas per algorithm (``plans/backprop.py``, ``plans/sgemm.py`` ...),
-  registered when this package is imported.
+  which the registry imports: importing ``shadergpgpu.analysis.plans`` registers every plan.
 * ``work``: the work per fragment of the library's kernels, by kernel name.
 * ``recorder``: :class:`~.recorder.WorkRecorder`, the listener that adds each observed call's
   work to a pass-counter snapshot (:func:`~.recorder.recording`).
 * ``model`` and ``calibration``: the cost model and its measured speeds.
 * ``reports``: ``shadergpgpu report | predict | calibrate``.
 """
-from . import plans  # noqa: F401  (registers every algorithm's pass plans)
+from importlib import import_module as _import_module
 
-__all__ = ["plans"]
+#: the subpackages and modules, imported on first use (``shadergpgpu.analysis.plans`` imports
+#: every algorithm; the command line reaches the reports without them)
+_SUBMODULES = ("calibration", "model", "plans", "recorder", "reports", "work")
+
+__all__ = list(_SUBMODULES)
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return _import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
