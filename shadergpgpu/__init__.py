@@ -40,6 +40,11 @@ _LAZY = {
     "trace": "engine.trace", "TraceError": "engine.trace",
     "export_web": "frontends.webmodels",
     "argmin": "ops.reduce.arg:index_of_min", "argmax": "ops.reduce.arg:index_of_max",
+    # the tuning of each operation (engine/tuning.py; set on a device: Device.tune / tuned)
+    "BlurTuning": "algorithms.blur", "SgemmTuning": "algorithms.sgemm",
+    "SvmTuning": "algorithms.svm", "BackpropTuning": "algorithms.backprop",
+    "SammonTuning": "algorithms.sammon", "SortTuning": "ops.tuning",
+    "ReduceTuning": "ops.tuning",
 }
 _SUBMODULES = ("ops", "algorithms", "distributed", "analysis", "frontends")
 
