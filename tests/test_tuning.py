@@ -98,6 +98,7 @@ def test_device_groups_its_parameters():
                                          pool_bytes=0)) as d:
         assert d.max_texture_size == 32 and d.loop_cap == 50 and d.cache_size == 3
         assert d._fbos.size == 2 and d._resources.size == 4 and d.pool.max_idle_bytes == 0
+        assert d._pbos.idle_bytes == sg.CacheBounds().pbo_idle_bytes
     for bad, match in ((dict(limits=sg.Limits), "Limits"), (dict(caches=(1, 2)), "CacheBounds")):
         with pytest.raises(TypeError, match=match):
             sg.Device(**bad)
@@ -109,6 +110,15 @@ def test_device_groups_its_parameters():
                  "window_size", "title"):
         with pytest.raises(TypeError):
             sg.Device(**{gone: 16})
+
+
+def test_sammon_cache_choice_follows_the_tuning(dev):
+    """cache="auto" keeps the distances up to SammonTuning.cache_auto_bytes."""
+    from shadergpgpu.algorithms.sammon import Sammon, fit_geometry
+    assert fit_geometry(dev, 64, 5, 2, Sammon()).cached
+    with dev.tuned(SammonTuning, cache_auto_bytes=4 * 64 * 64 - 1):
+        assert not fit_geometry(dev, 64, 5, 2, Sammon()).cached
+    assert fit_geometry(dev, 64, 5, 2, Sammon()).cached
 
 
 def _arg_keys(d):

@@ -85,18 +85,22 @@ class CacheBounds:
         Idle texture memory the pool keeps for reuse (None: 64 MiB on a software renderer,
         whose textures are host memory; 1 GiB on a GPU, where reusing a texture spares its
         allocation on the next upload).
+    pbo_idle_bytes : int, default 512 MiB
+        Idle pixel buffer objects kept for readbacks and uploads (more are released when
+        given back).
     """
 
     programs: int = 128
     framebuffers: int = 64
     resources: int = 32
     pool_bytes: int | None = None
+    pbo_idle_bytes: int = 512 << 20
 
     def __post_init__(self):
-        for name in ("programs", "framebuffers", "resources", "pool_bytes"):
+        for name in ("programs", "framebuffers", "resources", "pool_bytes", "pbo_idle_bytes"):
             v = getattr(self, name)
             if name == "pool_bytes" and v is None:
                 continue
-            low = 0 if name == "pool_bytes" else 1
+            low = 0 if name.endswith("bytes") else 1
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise ValueError(f"CacheBounds.{name} must be an integer >= {low}, got {v!r}")

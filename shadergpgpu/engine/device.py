@@ -132,7 +132,8 @@ class Device(Drawing, Tunable):
             pool_bytes = (64 << 20) if self.is_software else (1 << 30)
         self.pool = TexturePool(self.ctx, pool_bytes)
         self.pool.on_delete = self._forget_texture
-        self._pbos = PboPool(self.ctx)   # pixel buffer objects for readbacks (transfer.py)
+        # pixel buffer objects for readbacks (transfer.py)
+        self._pbos = PboPool(self.ctx, caches.pbo_idle_bytes)
         self.shaders = ShaderLibrary(self.ctx, shader_root)
         if debug is None:
             debug = _sanitizer.env_debug()

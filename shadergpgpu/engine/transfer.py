@@ -30,8 +30,6 @@ import numpy as np
 
 from .tuning import EngineTuning
 
-#: idle pixel buffer objects kept per device (bytes); more are released when given back
-PBO_IDLE_BYTES = 512 << 20
 # The size from which readbacks go through a pixel buffer object, whether buffer objects are
 # used at all (not on a software renderer by default) and whether they are page-locked mapped
 # buffers: the device's EngineTuning (engine/tuning.py), read at call time.
@@ -159,11 +157,13 @@ def _scratch_unit(dev) -> int:
 
 
 class PboPool:
-    """Pixel buffer objects for readbacks, reused by size (at most ``PBO_IDLE_BYTES`` idle):
+    """Pixel buffer objects for readbacks, reused by size (at most ``idle_bytes`` idle: the
+    device's :attr:`CacheBounds.pbo_idle_bytes <shadergpgpu.engine.cache.CacheBounds>`):
     :class:`MappedBuffer` where the context has buffer storage, else moderngl buffers."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, idle_bytes: int):
         self.ctx = ctx
+        self.idle_bytes = int(idle_bytes)
         self._free: list = []
         self._mappable = None
 
@@ -189,10 +189,10 @@ class PboPool:
         return self._mappable
 
     def give(self, buf, trim: bool = True) -> None:
-        """Keep ``buf`` for reuse; release the oldest idle ones past ``PBO_IDLE_BYTES`` (not
+        """Keep ``buf`` for reuse; release the oldest idle ones past ``idle_bytes`` (not
         with ``trim=False``: from a finalizer, which may run in any thread)."""
         self._free.append(buf)
-        while trim and sum(b.size for b in self._free) > PBO_IDLE_BYTES:
+        while trim and sum(b.size for b in self._free) > self.idle_bytes:
             self._free.pop(0).release()
 
     def release(self) -> None:

@@ -155,7 +155,7 @@ from .checks import UPDATE_CHECK_EPS, _spot_check_rowsums, _spot_check_update, h
 from .chunking import (chunk_work, host_waits, sweep_align, sweep_chunks,  # noqa: F401
                        sweep_units)
 from .estimator import Sammon
-from .geometry import CACHE_AUTO_BYTES, _use_cache, fit_geometry  # noqa: F401
+from .geometry import _use_cache, fit_geometry  # noqa: F401
 from .kernels import (_HINT, _UPDATE_UNIFORMS, DIST, FINISH, ROWSUM, SOURCES,  # noqa: F401
                       SQNORM, TILE, TILE_SHAPES, UPDATE, _cost, _dist_loop, _split, _tile_block,
                       _tile_names, _tile_outputs, _tile_split, block_cost, sweep_source,

@@ -16,14 +16,12 @@ from .sweeps import sweep_passes
 from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
 from .tuning import SammonTuning
 
-#: cache="auto" keeps the N x N source distances when they take at most this many bytes.
-CACHE_AUTO_BYTES = 1 << 30
 
 
 def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
     """Whether a fit keeps the N x N source distances (``cache``: the estimator's parameter):
-    "auto" when they take at most :data:`CACHE_AUTO_BYTES`, fit one texture and the DIST
-    kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
+    "auto" when they take at most ``SammonTuning.cache_auto_bytes``, fit one texture and the
+    DIST kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
     mx = dev.max_texture_size
     order = "col" if layout == "columns" else "row"
     try:
@@ -32,7 +30,7 @@ def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
     except TooLargeError:
         fits = False
     if isinstance(cache, str) and cache == "auto":
-        if not (4 * n * n <= CACHE_AUTO_BYTES and fits):
+        if not (4 * n * n <= dev.tuning(SammonTuning).cache_auto_bytes and fits):
             return False
         lays = {"X": Layout(n, d, True, order, mx), "OUT": Layout(n, n, True, "row", mx)}
         loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[layout]})[0]

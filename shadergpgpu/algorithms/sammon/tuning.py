@@ -75,6 +75,9 @@ class SammonTuning(Tuning):
         Most work queued between two host waits (``dev.finish()``); None: never wait.
     auto_points : int, default 8192
         ``split="auto"`` keeps about this many points j per pass at most.
+    cache_auto_bytes : int, default 1 GiB
+        ``cache="auto"`` keeps the N x N source distances when they take at most this many
+        bytes (and fit one texture, and the distance kernel's loop fits the cap).
     """
 
     tile_rows: bool = flag(True)
@@ -90,6 +93,7 @@ class SammonTuning(Tuning):
     pass_work: int = count(6_000_000_000, 1)
     sync_work: int | None = 6_000_000_000
     auto_points: int = count(8192, 1)
+    cache_auto_bytes: int = count(1 << 30)
 
     SOFTWARE: ClassVar[dict] = {"stress_on_host": False}
     HARDWARE: ClassVar[dict] = {"stress_on_host": True}
