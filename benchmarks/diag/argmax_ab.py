@@ -1,6 +1,6 @@
 """A/B: arg-max over 16M elements, fetch batch 1/4, level vectors wrapped or in one row."""
 import time, numpy as np, shadergpgpu as sg
-from shadergpgpu.ops.reduce import arg as R, chain as RC
+from shadergpgpu.ops.reduce import arg as R
 from shadergpgpu.ops.tuning import ReduceTuning
 dev = sg.Device()
 n = 16_000_000
@@ -15,8 +15,7 @@ res = {}
 for rep in range(3):
     for fb in FBS:
         for wrap in WRAPS:
-            dev.tune(ReduceTuning, arg_fetch_batch=fb)
-            RC.LEVEL_WRAP = wrap
+            dev.tune(ReduceTuning, arg_fetch_batch=fb, level_wrap=wrap)
             for F in FANS:
                 got = R.argmax(dev, a, fanin=F)
                 assert got == want, (fb, wrap, F, got, want)

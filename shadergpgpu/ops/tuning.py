@@ -1,5 +1,6 @@
 """The operations' tuning: :class:`SortTuning` (the bitonic sort's fold passes) and
-:class:`ReduceTuning` (the arg-reductions' comparisons and fetches)."""
+:class:`ReduceTuning` (the reductions' level vectors, the arg-reductions' comparisons and
+fetches)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,7 +41,11 @@ class ReduceTuning(Tuning):
     arg_fetch_batch : int, default 0
         Texels an arg level fetches before comparing them (0: 4 where the fan-in allows, else
         1).
+    level_wrap : int, default 128
+        Texels per texture row of the partial-result vectors between levels (one-texel-high
+        render targets shade poorly on GPUs).
     """
 
     scan_strict: bool = flag(True)
     arg_fetch_batch: int = count(0)
+    level_wrap: int = count(128, 1)

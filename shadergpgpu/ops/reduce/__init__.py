@@ -90,7 +90,7 @@ Files:
 * ``bounds.py``: the error bounds (:data:`U`, :data:`TINY`, :func:`rounding_depth`,
   :func:`gamma`, :func:`error_bound`).
 * ``chain.py``: :class:`Chain` (the prepared passes), :class:`Placeholder`, the partial-result
-  vectors (:data:`LEVEL_WRAP`, its home), :func:`result_array`.
+  vectors (``ReduceTuning.level_wrap``), :func:`result_array`.
 * ``params.py``: checking a ReductionKernel's parameters, expressions and identity; operand
   conversion (:func:`host_operand`).
 * ``kernel.py``: :class:`ReductionKernel` (its GLSL and its calls).
@@ -101,9 +101,6 @@ Files:
 * ``arg.py``: arg-min / arg-max (:func:`arg_kernels`, :class:`ArgReduction`, :func:`argmin`,
   :func:`argmax`, :func:`argmin_device`, :func:`argmax_device`), as the device's
   :class:`~shadergpgpu.ops.tuning.ReduceTuning` sets (``scan_strict``, ``arg_fetch_batch``).
-
-The run-time setting ``LEVEL_WRAP`` (``chain.py``) lives in its home module, which reads it at
-call time.
 """
 
 from . import arg, chain

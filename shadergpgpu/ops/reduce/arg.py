@@ -14,7 +14,6 @@ import numpy as np
 from ...engine.arrays import DeviceArray
 from ...engine.kernels import In, declare
 from ...engine.layout import Layout
-from . import chain as _chain
 from .chain import Chain, Placeholder, _dummy, _slot_rect, _vector_layout
 from .levels import DEFAULT_FANIN, fanin_for, level_sizes
 from .params import _as_device
@@ -213,8 +212,7 @@ def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
         if mask is not None:
             m, mmine = _as_mask(dev, mask, a)
         mlayout = None if m is None else m.layout
-        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, dev.tuning(ReduceTuning),
-               _chain.LEVEL_WRAP)
+        key = ("sg.reduce", "arg", mode, a.layout, mlayout, fanin, dev.tuning(ReduceTuning))
         red = dev.resource(key, lambda: _ArgPlain(dev, mode, a.layout, mlayout, fanin))
         out = dev.alloc(Layout(1, 2, True, "row", dev.max_texture_size), (2,))
         try:

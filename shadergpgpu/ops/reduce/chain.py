@@ -2,24 +2,22 @@
 
 :class:`Chain` prepares one pass per level (first kernel over the caller's inputs, next kernel
 over the previous level's outputs, the final level into a result texel); the partial-result
-vectors are wrapped at :data:`LEVEL_WRAP` texels per row (read at call time: this module is its
-home); :class:`Placeholder` stands in for an input until a cached chain is bound to one.
+vectors are wrapped at ``ReduceTuning.level_wrap`` texels per row (the device's, read when a
+chain is prepared); :class:`Placeholder` stands in for an input until a cached chain is bound
+to one.
 """
 from __future__ import annotations
 
 from ...engine.arrays import DeviceArray
 from ...engine.layout import Layout
-
-
-#: texels per texture row of the partial-result vectors (one-texel-high render targets shade
-#: poorly on GPUs; see ``ops.rbf.VECTOR_WRAP``)
-LEVEL_WRAP = 128
+from ..tuning import ReduceTuning
 
 
 def _vector_layout(dev, texels: int) -> Layout:
-    """A packed 1 x (4 * texels) vector, one RGBA texel per partial result, wrapped at
-    :data:`LEVEL_WRAP` texels per texture row."""
-    return Layout.wrapped_vector(4 * int(texels), LEVEL_WRAP, dev.max_texture_size)
+    """A packed 1 x (4 * texels) vector, one RGBA texel per partial result, wrapped at the
+    device's ``ReduceTuning.level_wrap`` texels per texture row."""
+    wrap = dev.tuning(ReduceTuning).level_wrap
+    return Layout.wrapped_vector(4 * int(texels), wrap, dev.max_texture_size)
 
 
 def result_array(dev, slots: int = 1) -> DeviceArray:

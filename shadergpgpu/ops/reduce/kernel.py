@@ -11,6 +11,7 @@ import numpy as np
 from ...engine.arrays import DeviceArray
 from ...engine.kernels import In, Kernel, declare
 from ...engine.layout import Layout
+from ..tuning import ReduceTuning
 from .kernel_chains import _Plain
 from .levels import DEFAULT_FANIN, _check_fanin, axis_passes, fanin_for, level_sizes, passes
 from .params import (_AlwaysScalar, _check_names, _float_literal, _identity_text,
@@ -390,7 +391,7 @@ void main() {{
                 mode = axis
                 rows, cols = first_lay.rows, first_lay.cols
             lays = tuple(arrays[n].layout for n in order)
-            key = ("sg.reduce", self, tuple(order), mode, lays, fanin)
+            key = ("sg.reduce", self, tuple(order), mode, lays, fanin, dev.tuning(ReduceTuning))
             chain = dev.resource(key, lambda: _Plain(self, dev, order, mode, lays, fanin))
             if axis is None:
                 out = dev.alloc(Layout(1, 1, True, "row", dev.max_texture_size), (1,))
