@@ -2,6 +2,21 @@
 
     python benchmarks/model.py [--gpu-sizes] [--algorithms backprop,sgemm] [--no-calibrate]
                                [--repeat 5] [--out DIR]
+    python benchmarks/model.py --random K [--seed S] [--quick] [--no-calibrate] [--out DIR]
+
+``--random K`` judges the model on configurations drawn at random in this run
+(:mod:`shadergpgpu.analysis.reports.model_random`): K per algorithm (backprop nets and N,
+SGEMM m/n/k, variants and transposes, blur sizes, sigmas and methods, SVM, RBF rows, Sammon,
+k-means n/k, one-liners and reductions), from a seed printed at the start (drawn from the
+clock unless ``--seed`` is given: ``--seed S`` draws the same configurations again). The
+device is calibrated in the same run, its rounds interleaved with the configurations' timings
+(``--rounds``; 2 with ``--quick``), or with ``--no-calibrate`` the device's saved calibration
+is loaded (as ``shadergpgpu predict`` does). Each configuration is measured (the fastest of its
+timed calls after a warm-up, at the calibration's rank of the rounds) and predicted; the run
+prints the distribution of measured / predicted per algorithm and overall (10th, 25th, 50th,
+75th, 90th percentiles, the worst, the median |log| as a factor, the share within 2x), and
+``MISSED`` with exit status 1 when the overall distribution misses the stated bound
+(``model_random.BOUND``): 80 % of the configurations within 2x and half within 1.5x.
 
 Calibrates this device (``shadergpgpu calibrate``: pass overhead, ALU, fetch and write
 rates, kernels' efficiencies, calls' costs, measured in the same run so that a loaded machine
@@ -52,8 +67,20 @@ def main(argv=None) -> int:
                         "a software renderer; 5 on a GPU, keeping the fastest; with "
                         "--no-calibrate 3 and 1)")
     p.add_argument("--out", default="", help="also write CSV / JSON here")
+    p.add_argument("--random", type=int, default=0, metavar="K",
+                   help="K configurations per algorithm drawn at random (see the docstring)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="with --random: the seed (default: drawn from the clock, printed)")
+    p.add_argument("--quick", action="store_true",
+                   help="with --random: smaller spaces and 2 calibration rounds (minutes on "
+                        "llvmpipe)")
     a = p.parse_args(argv)
     dev = sg.Device()
+    if a.random:
+        try:
+            return random_main(a, dev)
+        finally:
+            dev.release()
     meta = device_meta(dev)
     small = a.small or (dev.is_software and not a.gpu_sizes)
     cases = R.default_cases(small)
@@ -142,6 +169,83 @@ def main(argv=None) -> int:
         tdev.release()
     dev.release()
     return 0 if ok == len(rows) else 1
+
+
+def random_main(a, dev) -> int:
+    """``--random K``: the model's error on configurations drawn at random in this run."""
+    import os
+    import time
+
+    from shadergpgpu.analysis.reports import model_random as MR
+    from shadergpgpu.analysis.reports.calibrate_kernels import calibrate_and_time
+    seed = a.seed if a.seed is not None else time.time_ns() % 2**31
+    algos = set(a.algorithms.split(",")) if a.algorithms else None
+    cases = MR.draw(a.random, seed, quick=a.quick,
+                    algorithms=algos)
+    meta = device_meta(dev)
+    load0 = os.getloadavg()
+    t0, w0 = cpu_times(), time.perf_counter()
+    print(f"# cost model on configurations drawn at random: {meta['device']}, {meta['date']}")
+    print(f"seed {seed} (again: python benchmarks/model.py --random {a.random} --seed {seed}"
+          + (" --quick" if a.quick else "") + (f" --algorithms {a.algorithms}"
+                                               if a.algorithms else "") + ")")
+    print(f"{len(cases)} configurations, {a.random} per algorithm; host: {os.cpu_count()} "
+          f"CPUs, load average {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} at the start\n",
+          flush=True)
+    if a.no_calibrate:
+        speeds = M.measured_speeds(dev)
+        how = "the device's saved calibration"
+        if not speeds.efficiency:
+            how += " (it holds no kernel efficiencies: an engine-only calibration)"
+        timed = MC.timed_rounds(cases, dev, a.rounds or 1, repeat=a.repeat)
+    else:
+        from shadergpgpu.analysis.reports.calibrate_kernels import calibration_rounds
+        rounds = a.rounds or (2 if a.quick else calibration_rounds(dev))
+        prof, timed = calibrate_and_time(dev, cases, rounds=rounds, save=False)
+        speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
+        how = f"calibrated in this run, {rounds} round(s) interleaved with the timings"
+    print(f"speeds: {how}\n")
+    rows = []
+    for case, t in zip(cases, timed):
+        try:
+            if isinstance(t, Exception):
+                raise t
+            r = R.compare_case(case, dev, speeds, None, repeat=a.repeat, timed=t)["row"]
+        except Exception as e:  # noqa: BLE001 - report the failure, go on
+            rows.append({"algorithm": case.algo, "case": case.label, "verdict": "ERROR",
+                         "diagnosis": f"{type(e).__name__}: {e}"[:200]})
+            print(f"{case.algo:9} {case.label:44} ERROR {rows[-1]['diagnosis']}", flush=True)
+            continue
+        rows.append(r)
+        print(f"{r['algorithm']:9} {r['case']:44} {r['measured ms']:9.3f} ms measured "
+              f"{r['predicted ms']:9.3f} ms predicted  x{r['measured / predicted']:.2f}",
+              flush=True)
+    stolen = steal_share(t0, cpu_times())
+    load1 = os.getloadavg()
+    dist = MR.distribution([r for r in rows if r.get("verdict") != "ERROR"])
+    print(f"\n## measured / predicted on {len(rows)} random configurations "
+          f"(seed {seed})\n")
+    print(markdown_table(dist, MR.DIST_COLUMNS, floatfmt=".3g"))
+    errors = [r for r in rows if r.get("verdict") == "ERROR"]
+    print(f"{meta['device']}, {meta['date']}; {time.perf_counter() - w0:.0f} s; load average "
+          f"{load0[0]:.2f} at the start, {load1[0]:.2f} at the end (1 min)"
+          + (f"; CPU stolen by other guests {100 * stolen:.0f} %" if stolen is not None
+             else "") + (f"; {len(errors)} configuration(s) raised" if errors else ""))
+    print(f"bound: {MR.BOUND_TEXT}")
+    missed = MR.verdict(dist[-1]) + [f"{r['algorithm']} {r['case']} raised: {r['diagnosis']}"
+                                     for r in errors]
+    for m in missed:
+        print(f"MISSED: {m}")
+    if not missed:
+        print("within the bound")
+    if a.out:
+        out = Path(a.out)
+        extra = meta | {"seed": seed, "k": a.random, "quick": a.quick, "speeds": how,
+                        "load_start": load0, "load_end": load1, "cpu_steal": stolen,
+                        "bound": MR.BOUND_TEXT}
+        write_outputs(out, "model_random", rows, extra)
+        write_outputs(out, "model_random_distribution", dist, extra)
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":
