@@ -35,8 +35,8 @@ _TILING_HINT = "use a Tiling with smaller c1, g or top"
 NPLS = (8, 4)  # planes (render targets) of an apply pass
 # Level-1 block sizes compiled as constants (define C1K) into the reduce and apply kernels: the
 # default tiling's and the ones fit_tiling lowers it to. A GPU compiler unrolls the block walks
-# only over a compile-time trip count (so their fetches issue together); with C1 a uniform a
-# GPU runs the "hv" blur about half as fast (docs/performance.md). Other block sizes use the
+# only over a compile-time trip count (so their fetches issue together); with C1 a uniform the
+# fetches serialize and a GPU runs the "hv" blur about half as fast. Other block sizes use the
 # uniform C1 (C1K 0), so the programs stay a small finite set.
 C1_CONSTANTS = (8, 16, 32)
 

@@ -37,9 +37,8 @@ A fragment cannot walk a whole row, so each line is cut into blocks (a scan over
 
 The state after a block is an affine function of the state before it; the levels combine these
 maps, so the number of passes depends on the image size (logarithmically), never on sigma.
-The default tiling (C1 = 16 texels, G = 8, at most 16 top blocks) is the fastest on a GPU
-(docs/performance.md): the apply pass is bound by texture fetches, so a short walk beats fewer
-summary bytes.
+The default tiling (C1 = 16 texels, G = 8, at most 16 top blocks) is the fastest on a GPU:
+the apply pass is bound by texture fetches, so a short walk beats fewer summary bytes.
 
 Schedules (the two of the source): ``"hv"`` filters the rows then the columns (the vertical
 passes read the horizontal planes directly) and ends with one interleave pass; ``"vtvt"``

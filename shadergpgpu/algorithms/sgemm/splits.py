@@ -11,7 +11,7 @@ from .variants import Limits, Variant, _padded, _variant, effective_variant
 
 # Fragments wanted in flight per product pass before K is split, and the shortest K slice worth
 # a pass (GPUs only; llvmpipe keeps its few cores busy with any output). A thin product with a
-# long K fills the GPU only when split (docs/performance.md); square sizes gain little.
+# long K fills the GPU only when split; square sizes gain little.
 SPLIT_TARGET_FRAGMENTS = 1 << 18
 MIN_SLICE_K = 2048
 
