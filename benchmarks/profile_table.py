@@ -3,7 +3,7 @@
     python benchmarks/profile_table.py
 
 Runs each algorithm once at a stated small size on this machine's real context behaving as each
-profile, reads the pass counter, and prints a Markdown table (the README's profile table). Each
+profile, reads the pass counter, and prints a Markdown table (docs/profiles.md's table). Each
 result is checked against the native run of the same call; a difference prints `MISMATCH` and
 the exit status is 1.
 """

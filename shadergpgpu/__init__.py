@@ -1,7 +1,7 @@
 """shadergpgpu: general-purpose GPU computing with fragment shaders and float textures.
 
 Arrays live in RGBA32F textures (packed: 4 values per texel, or unpacked); every kernel is a
-fragment-shader render pass. The package is layered (see README.md):
+fragment-shader render pass. The package is layered (see docs/architecture.md):
 
 * :mod:`shadergpgpu.engine`: context, layouts, arrays, declared kernels, passes, the pass
   counter and what the engine reports to listeners (``Device.observe``);

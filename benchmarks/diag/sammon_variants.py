@@ -16,7 +16,7 @@ readback: the benchmark's s/iteration). Printed per variant:
                 (one vec4 multiply-add = 8 flops per texel and pair, ~34 for the pair terms,
                 a sqrt or a division counted as 1), and its fraction of the ALU ceiling
   Gtexel/s      X texels fetched per second: N^2 pt (K + JB) / (K JB) (the fetch ceiling on the
-                H200 is ~21 Gtexel/s; see benchmarks/RESULTS.md). The current kernel (k4j16)
+                H200 is ~21 Gtexel/s; see docs/performance.md). The current kernel (k4j16)
                 fetches 0.31 texels per pair and coordinate texel, K = 8 with JB = 16 0.19.
   err f64       largest relative error of g (vs max |g| of the row) and of s against float64 on
                 --rows sampled points (computed on the host from the same float32 inputs)

@@ -86,7 +86,7 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     # index by the shape uniform (Y_TEX_W) and per lane by the row length, where the first
     # code (ad8c85f, its sizes constants) divided by constants; on the H200 its update pass
     # took 11.9 ms of GPU time for 20 iterations at N = 2,000 against 14.2 ms with the
-    # per-pair accessors (benchmarks/RESULTS.md). Not yet timed on a GPU with the variants:
+    # per-pair accessors (docs/performance.md). Not yet timed on a GPU with the variants:
     # benchmarks/diag/sammon_versus.py --variants times both ways there.
     g.tuning = t = dev.tuning(SammonTuning)
     g.fetch_variants = t.fetch_variants
