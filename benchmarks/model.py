@@ -95,12 +95,11 @@ def main(argv=None) -> int:
     else:
         # the calibration and the checks' timing interleaved: each round times both, each
         # keeps its fastest (calibrate_and_time)
-        from shadergpgpu.analysis.reports.calibrate_kernels import (calibrate_and_time,
-                                                                     calibration_rounds)
+        from shadergpgpu.analysis.reports.calibrate import calibrate_and_time, calibration_rounds
         rounds = a.rounds or calibration_rounds(dev)
         prof, timed = calibrate_and_time(dev, cases, rounds=rounds)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])
-    from shadergpgpu.analysis.reports.calibrate_kernels import calibration_cases
+    from shadergpgpu.analysis.reports.calibrate_cases import calibration_cases
     print("calibrated on (held out from the checks below): "
           + "; ".join(f"{c.algo} {c.label}" for c in calibration_cases(dev.is_software)))
     print(f"# cost model on {meta['renderer']} ({meta['date']})\n")
@@ -177,7 +176,7 @@ def random_main(a, dev) -> int:
     import time
 
     from shadergpgpu.analysis.reports import model_random as MR
-    from shadergpgpu.analysis.reports.calibrate_kernels import calibrate_and_time
+    from shadergpgpu.analysis.reports.calibrate import calibrate_and_time
     seed = a.seed if a.seed is not None else time.time_ns() % 2**31
     algos = set(a.algorithms.split(",")) if a.algorithms else None
     cases = MR.draw(a.random, seed, quick=a.quick,
@@ -199,7 +198,7 @@ def random_main(a, dev) -> int:
             how += " (it holds no kernel efficiencies: an engine-only calibration)"
         timed = MC.timed_rounds(cases, dev, a.rounds or 1, repeat=a.repeat)
     else:
-        from shadergpgpu.analysis.reports.calibrate_kernels import calibration_rounds
+        from shadergpgpu.analysis.reports.calibrate import calibration_rounds
         rounds = a.rounds or (2 if a.quick else calibration_rounds(dev))
         prof, timed = calibrate_and_time(dev, cases, rounds=rounds, save=False)
         speeds = M.Speeds.from_dict(prof["speeds"], prof["description"])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis.reports import calibrate as CA
 from shadergpgpu.analysis.reports import calibrate_kernels as CK
 from shadergpgpu.analysis.reports.calibrate_calls import _call_fit
 from shadergpgpu.analysis.reports import model_cases as MC
@@ -104,7 +105,7 @@ def test_engine_calibrations_keep_each_reading_at_the_rounds_rank():
     again = {"pass_overhead_us": 6.0, "alu_gflops": 50.0, "write_gbs": 8.0,
              "host_us": {"prepared": 3.0}}
     # a GPU's rank: the fastest reading of each (costs lowest, rates highest)
-    got = CK.ranked_engine([first, again], 0.0)
+    got = CA.ranked_engine([first, again], 0.0)
     assert got is first
     assert got["alu_gflops"] == 50.0 and got["write_gbs"] == 9.0
     assert got["pass_overhead_us"] == 5.0 and got["host_us"] == {"prepared": 3.0}
@@ -114,13 +115,13 @@ def test_engine_calibrations_keep_each_reading_at_the_rounds_rank():
     rates = [3, 6, 4, 2, 9, 5, 1, 7]
     rounds = [{"pass_overhead_us": c, "alu_gflops": a, "host_us": {"probe": c}}
               for c, a in zip(costs, rates)]
-    got = CK.ranked_engine(rounds, R.rank_share(_Dev(True)))
+    got = CA.ranked_engine(rounds, R.rank_share(_Dev(True)))
     assert got["host_us"]["probe"] == got["pass_overhead_us"] == sorted(costs)[2] == 4
     assert got["alu_gflops"] == sorted(rates, reverse=True)[2] == 6
     # a cost only some rounds measured: ranked among those
     more = [{"pass_overhead_us": 1.0, "host_us": {"x": v}} for v in (3.0, 1.0, 2.0)]
     more.append({"pass_overhead_us": 1.0, "host_us": {}})
-    assert CK.ranked_engine(more, 0.0)["host_us"]["x"] == 1.0
+    assert CA.ranked_engine(more, 0.0)["host_us"]["x"] == 1.0
 
 
 class _Dev:
@@ -167,29 +168,29 @@ def _fake_calibration(monkeypatch, log):
         def release(self):
             log.append("released")
 
-    monkeypatch.setattr(CK.C, "calibrate", calibrate)
+    monkeypatch.setattr(CA.C, "calibrate", calibrate)
     monkeypatch.setattr(MC, "timed_rounds", timed_rounds)
-    monkeypatch.setattr(CK, "counted_round", counted_round)
+    monkeypatch.setattr(CA, "counted_round", counted_round)
     monkeypatch.setattr("shadergpgpu.engine.device.Device", TimingDevice)
-    monkeypatch.setattr(CK, "calibration_cases", lambda software: [CAL])
-    monkeypatch.setattr(CK, "call_cost_us", lambda dev: 0.0)
+    monkeypatch.setattr(CA, "calibration_cases", lambda software: [CAL])
+    monkeypatch.setattr(CA, "call_cost_us", lambda dev: 0.0)
     fits = {}
 
     def kernel_efficiencies(dev, speeds, cases, progress=None, timed=None, counted=None):
         fits["efficiencies"] = (timed, counted)
         return {}, {}, {}
 
-    monkeypatch.setattr(CK, "kernel_efficiencies", kernel_efficiencies)
-    monkeypatch.setattr(CK, "call_costs", lambda *a, **k: ({}, {}))
-    monkeypatch.setattr(CK, "whole_call_efficiencies", lambda *a: {})
-    monkeypatch.setattr(CK, "residual_efficiencies", lambda *a: {})
+    monkeypatch.setattr(CA, "kernel_efficiencies", kernel_efficiencies)
+    monkeypatch.setattr(CA, "call_costs", lambda *a, **k: ({}, {}))
+    monkeypatch.setattr(CA, "whole_call_efficiencies", lambda *a: {})
+    monkeypatch.setattr(CA, "residual_efficiencies", lambda *a: {})
     return fits
 
 
 def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
-    prof, checks = CK.calibrate_and_time(_Dev(True), [CHECK], save=False, rounds=3)
+    prof, checks = CA.calibrate_and_time(_Dev(True), [CHECK], save=False, rounds=3)
     assert log == ["engine", "cases", "checks", ("share", 0.3), "counted"] * 3 + ["released"]
     # each side the fastest of its three rounds, with its first round's snapshot
     assert checks == [(4.0, 2.0, {"round": 6.0}, 1.0)]
@@ -204,9 +205,9 @@ def test_software_calibration_and_checks_run_interleaved_in_rounds(monkeypatch):
 def test_gpu_calibration_keeps_the_lowest_of_five_stated_rounds_and_quick_runs_one(monkeypatch):
     log = []
     fits = _fake_calibration(monkeypatch, log)
-    prof, checks = CK.calibrate_and_time(_Dev(False), [CHECK], save=False)
-    assert CK.calibration_rounds(_Dev(False)) == CK.GPU_ROUNDS == 5
-    assert CK.calibration_rounds(_Dev(True)) == CK.SOFTWARE_ROUNDS
+    prof, checks = CA.calibrate_and_time(_Dev(False), [CHECK], save=False)
+    assert CA.calibration_rounds(_Dev(False)) == CA.GPU_ROUNDS == 5
+    assert CA.calibration_rounds(_Dev(True)) == CA.SOFTWARE_ROUNDS
     share = ("share", 0.0)       # the per-draw timings keep their fastest round too
     assert log == ["engine", "cases", "checks", share, "counted"] * 5 + ["released"]
     # the fastest of five stated rounds (the software rank would keep the second fastest)
@@ -214,7 +215,7 @@ def test_gpu_calibration_keeps_the_lowest_of_five_stated_rounds_and_quick_runs_o
     assert fits["efficiencies"] == ([(0.5, 0.25, {"round": 3.0}, 0.125)], [5])
     assert prof["speeds"]["pass_overhead_us"] == 3.0
     log.clear()
-    assert CK.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
+    assert CA.calibrate_all(_Dev(False), quick=True, save=False)["calibration_rounds"] == 1
     assert log == ["engine", "cases", share, "counted", "released"]  # quick: one round, no checks
 
 
@@ -385,7 +386,6 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
     carry and interleave passes) take what a calibration call's wall time leaves beyond the
     rest of the model, up to what their per-draw timings took beyond their modelled time.
     Nothing is timed: the call's wall time and the per-draw times are stated."""
-    from shadergpgpu.analysis.reports import calibrate_residual as CR
     snap = MC.count(MC.blur_case((32, 32), 2.0), dev)
     sp = M.Speeds(pass_overhead_us=5.0, alu_gflops=0.01, texel_rate_gtexels=0.005,
                   write_gbs=0.05, overlap="sum", threads=2,
@@ -404,7 +404,7 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
 
     for factor in (1.5, 1.2):
         stated = factor * p0
-        got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
+        got = CK.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
                                        [per_draw(1.0)], priced)
         assert set(got) == unpriced
         factors = [pts[0][1] for pts in got.values()]
@@ -414,7 +414,7 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
     # two calls of the same passes: each kernel's shares over its modelled time in both, so
     # the model gives the call the mean of the two stated times
     stated_two = (1.5 * p0, 1.2 * p0)
-    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
+    got = CK.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
                                    [per_draw(1.0)] * 2, priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
     assert M.total(again) == pytest.approx(sum(stated_two) / 2, rel=1e-9)
@@ -424,24 +424,24 @@ def test_kernels_no_timing_priced_take_their_share_of_the_calls_residual(dev):
                    for n, k in (s.get("kernels") or {}).items() if n in unpriced)
     entries = sum(n in unpriced for s in snap.values() for n in (s.get("kernels") or {}))
     stated = p0 + 0.5
-    got = CR.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
+    got = CK.residual_efficiencies(sp, ["blur"], [(stated, stated, snap)],
                                    [per_draw((modelled + stated_excess) / entries)], priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
     assert M.total(again) == pytest.approx(p0 + stated_excess, rel=1e-9)
     # a call that leaves no residual counts beside one that does: the kernels' factor
     # over both is half the one call's, and the model gives the two calls their mean
     stated_two = (1.5 * p0, p0)
-    got = CR.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
+    got = CK.residual_efficiencies(sp, ["blur", "blur"], [(w, w, snap) for w in stated_two],
                                    [per_draw(1.0)] * 2, priced)
     again = M.predict(snap, M.Speeds(**{**M.asdict_speeds(sp), "efficiency": got}))
     assert M.total(again) == pytest.approx(1.25 * p0, rel=1e-9)
     # a residual under RESIDUAL_SHARE of the wall time, or none, prices nothing
-    stated = p0 / (1 - 0.9 * CR.RESIDUAL_SHARE)
-    assert CR.residual_efficiencies(sp, ["b"], [(stated, stated, snap)], [per_draw(1.0)],
+    stated = p0 / (1 - 0.9 * CK.RESIDUAL_SHARE)
+    assert CK.residual_efficiencies(sp, ["b"], [(stated, stated, snap)], [per_draw(1.0)],
                                     priced) == {}
-    assert CR.residual_efficiencies(sp, ["b"], [(p0, p0, snap)], [per_draw(1.0)], priced) == {}
+    assert CK.residual_efficiencies(sp, ["b"], [(p0, p0, snap)], [per_draw(1.0)], priced) == {}
     # every kernel priced, or a case refused: nothing
-    assert CR.residual_efficiencies(sp, ["b"], [(2 * p0, 2 * p0, snap)], [per_draw(1.0)],
+    assert CK.residual_efficiencies(sp, ["b"], [(2 * p0, 2 * p0, snap)], [per_draw(1.0)],
                                     names) == {}
-    assert CR.residual_efficiencies(sp, ["b"], [RuntimeError("refused")], [per_draw(1.0)],
+    assert CK.residual_efficiencies(sp, ["b"], [RuntimeError("refused")], [per_draw(1.0)],
                                     priced) == {}

@@ -171,22 +171,22 @@ def test_first_model_without_host_costs_is_unchanged():
 
 
 def test_calibration_cases_are_held_out_from_the_checks():
-    from shadergpgpu.analysis.reports import calibrate_kernels as CK
+    from shadergpgpu.analysis.reports import calibrate_cases as CC
     from shadergpgpu.analysis.reports import model_cases as MC
     for sw in (True, False):
-        cal = {(c.algo, c.label) for c in CK.calibration_cases(sw)}
+        cal = {(c.algo, c.label) for c in CC.calibration_cases(sw)}
         check = {(c.algo, c.label) for c in MC.default_cases(sw)}
         assert not cal & check
         assert {a for a, _ in check} <= {a for a, _ in cal}    # every algorithm calibrated
 
 
 def test_calibrate_all_measures_efficiencies_and_call_costs(dev, tmp_path, monkeypatch):
-    from shadergpgpu.analysis.reports import calibrate_kernels as CK
+    from shadergpgpu.analysis.reports import calibrate as CA
     from shadergpgpu.analysis.reports import model_cases as MC
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cases = [MC.sgemm_case(64), MC.elementwise_case(128)]
-    monkeypatch.setattr(CK, "calibration_cases", lambda software: cases)
-    prof = CK.calibrate_all(dev, quick=True)
+    monkeypatch.setattr(CA, "calibration_cases", lambda software: cases)
+    prof = CA.calibrate_all(dev, quick=True)
     sp = prof["speeds"]
     assert "api:sgemm" in sp["host_us"] and sp["host_us"]["api:sgemm"] >= 0
     assert sp["host_us"]["call"] >= 0

@@ -176,7 +176,7 @@ def test_host_steal_share_reads_the_machine(monkeypatch, tmp_path):
 
 
 def test_two_engine_calibrations_keep_the_lower_host_cost_of_each():
-    from shadergpgpu.analysis.reports.calibrate_kernels import ranked_engine
+    from shadergpgpu.analysis.reports.calibrate import ranked_engine
     first = {"pass_overhead_us": 5.0, "host_us": {"prepared": 4.0, "repeat": 2.0}}
     again = {"pass_overhead_us": 3.0, "host_us": {"prepared": 2.5, "repeat": 3.0, "run": 1.0}}
     got = ranked_engine([first, again], 0.0)

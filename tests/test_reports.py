@@ -153,12 +153,12 @@ def test_predictor_columns_and_failures(monkeypatch):
     import numpy as np
 
     import shadergpgpu as sg
-    from shadergpgpu.analysis.reports import model_cases
+    from shadergpgpu.analysis.reports import predicted
 
     dev = sg.Device()
     try:
         x = dev.array(np.arange(4096, dtype=np.float32).reshape(64, 64))
-        pred = common.Predictor(dev)
+        pred = predicted.Predictor(dev)
         assert pred.speeds is not None, pred.error
         call = lambda: sg.sgemm(x, x).release()                            # noqa: E731
         snap = pred.snapshot(call)
@@ -171,7 +171,7 @@ def test_predictor_columns_and_failures(monkeypatch):
 
         def boom(*a, **k):
             raise RuntimeError("no work declared")
-        monkeypatch.setattr(model_cases, "predicted_columns", boom)
+        monkeypatch.setattr(predicted, "predicted_columns", boom)
         bad = pred.of(call, 0.01)
         assert bad["model"] == "n/a" and "no work declared" in bad["model error"]
         assert "predicted ms" not in bad
@@ -181,10 +181,11 @@ def test_predictor_columns_and_failures(monkeypatch):
         assert "lost context" in pred.of(fails, 0.01)["model error"]
     finally:
         dev.release()
-    s = common.model_summary([("a", {"model": "ok"}),
-                              ("b", {"model": "MISSED", "measured / predicted": 2.5,
-                                     "bound": "overhead"}),
-                              ("c", {"model": "n/a", "model error": "model: boom"})])
+    from shadergpgpu.analysis.reports.predicted import model_summary
+    s = model_summary([("a", {"model": "ok"}),
+                       ("b", {"model": "MISSED", "measured / predicted": 2.5,
+                              "bound": "overhead"}),
+                       ("c", {"model": "n/a", "model error": "model: boom"})])
     assert "on 1 of 3 timed rows" in s and "b (2.5x, overhead)" in s and "c: model: boom" in s
 
 

@@ -28,9 +28,9 @@ import numpy as np
 
 from ...algorithms import backprop as bp
 from ..plans import backprop as bplan
-from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
-                     blas_threads, device_meta, markdown_table, model_summary, parser,
+from .common import (Checks, Progress, Timer, blas_threads, device_meta, markdown_table, parser,
                      passes_only, plot_lines, write_outputs)
+from .predicted import MODEL_COLUMNS, MODEL_SENTENCE, Predictor, model_summary
 
 PAPER = {"paper-packed": 0.008, "paper-unpacked": 0.026}   # s per step, GeForce 7800 GTX
 PAPER_CONFIG = (2, 64, 1, 1024)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
-                     device_meta, markdown_table, model_summary, parser, passes_only,
+from .common import (Checks, Progress, Timer, device_meta, markdown_table, parser, passes_only,
                      plot_lines, write_outputs)
+from .predicted import MODEL_COLUMNS, MODEL_SENTENCE, Predictor, model_summary
 
 SPREAD_TARGET = 1.2      # recursive: slowest / fastest median time across sigma
 PAPER_MPS = 2030         # source 002: its estimate for V+T+V+T on its GPU, MP/s

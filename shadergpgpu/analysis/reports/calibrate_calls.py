@@ -1,5 +1,5 @@
 """The calibration's call costs (a part of ``shadergpgpu calibrate``,
-:mod:`.calibrate_kernels`): what a one-liner's call costs the host beyond its ``Device.run``,
+:mod:`.calibrate`): what a one-liner's call costs the host beyond its ``Device.run``,
 and each algorithm's host work per call and per pass of the call (``api:<algorithm>``), fitted
 to the part of the calibration calls' time the rest of the model leaves unexplained."""
 from __future__ import annotations
@@ -10,6 +10,8 @@ import time
 import numpy as np
 
 from .. import model as M
+from . import model_cases as MC
+from .calibrate_cases import calibration_cases
 
 
 def call_cost_us(dev, n: int = 200) -> float:
@@ -44,12 +46,10 @@ def call_costs(dev, speeds: M.Speeds, cases=None, progress=None,
     time that the rest of the model (``speeds``, with the kernels' efficiencies) leaves
     unexplained. ``timed``: the cases' times (:func:`.model_cases.timed_rounds`), else
     measured here."""
-    from .model_cases import timed_rounds
     if cases is None:
-        from .calibrate_kernels import calibration_cases
         cases = calibration_cases(dev.is_software)
     if timed is None:
-        timed = timed_rounds(cases, dev)
+        timed = MC.timed_rounds(cases, dev)
     seen: dict[str, list] = {}
     for case, t in zip(cases, timed):
         if isinstance(t, Exception):   # refused here: kernel_efficiencies said so

@@ -1,14 +1,15 @@
 """The calibration's configurations (:func:`calibration_cases`, a part of ``shadergpgpu
-calibrate``, :mod:`.calibrate_kernels`): sizes the model's checks in ``benchmarks/model.py`` do
+calibrate``, :mod:`.calibrate`): sizes the model's checks in ``benchmarks/model.py`` do
 not use, so that the model is judged on configurations it was not fitted to."""
 from __future__ import annotations
+
+from .model_cases import (backprop_case, blur_case, elementwise_case, reduction_case,
+                          sammon_case, sgemm_case, svm_case)
 
 
 def calibration_cases(software: bool) -> list:
     """The configurations the kernels' efficiencies are measured on (held out from the
     checks of :func:`.model_cases.default_cases`)."""
-    from .model_cases import (backprop_case, blur_case, elementwise_case, reduction_case,
-                              sammon_case, sgemm_case, svm_case)
     if software:
         return [backprop_case((2, 32, 1), 512, "paper", True),
                 backprop_case((2, 32, 1), 512, "paper", False),

@@ -1,22 +1,31 @@
-"""The second half of ``shadergpgpu calibrate``: what the engine's probes cannot measure.
+"""The kernels' efficiencies (a part of ``shadergpgpu calibrate``, :mod:`.calibrate`): what the
+engine's probes cannot measure of a kernel.
 
-* **Per-kernel efficiency.** Each algorithm runs its calibration configurations
-  (:mod:`.calibrate_cases`: sizes that the model's checks in ``benchmarks/model.py`` do NOT
-  use, so the model is judged on configurations it was not fitted to) on a device with
-  ``timing=True``; for every kernel, the device time its draws took against the time its
-  declared work takes at the calibrated rates (with the occupancy of its passes) is its
-  efficiency: register pressure of the tiled products, the recursive filters' serial loops,
-  integer work. Kernels whose passes are too short to tell (their device time within twice the
-  per-pass floor) keep 1, except on a software renderer, where they take a share of their
-  calls' unexplained time (:mod:`.calibrate_residual`).
-* **The one-liners' call cost** and **each algorithm's call cost** (``api:<algorithm>``):
-  :mod:`.calibrate_calls`.
-* **Rounds** (:func:`calibrate_and_time`): the engine's probes, the calibration cases and the
-  checks the model is judged on, interleaved; each measurement keeps the reading at the
-  same rank of its rounds (:func:`.rounds.rank`; the engine's: :func:`ranked_engine`).
+Each algorithm runs its calibration configurations (:mod:`.calibrate_cases`: sizes that the
+model's checks in ``benchmarks/model.py`` do NOT use, so the model is judged on configurations it
+was not fitted to) on a device with ``timing=True``; for every kernel, the device time its draws
+took against the time its declared work takes at the calibrated rates with efficiency 1
+(:func:`work_time`, with the occupancy of its passes) is its efficiency: register pressure of
+the tiled products, the recursive filters' serial loops, integer work.
+
+* :func:`kernel_efficiencies`: from the per-draw timings (:func:`counted_round`), from whole
+  calls a kernel dominates (:func:`_dominant_sample`), from a GPU's latency-bound calls
+  (:func:`_latency_sample`). Kernels whose passes are too short to tell (their device time
+  within twice the per-pass floor) keep 1.
+* :func:`whole_call_efficiencies`: a software renderer's dominant kernels priced by their
+  calls' wall time once the calls' costs are fitted.
+* :func:`residual_efficiencies`: a software renderer's kernels that no timing prices take a
+  share of their calls' unexplained time: a kernel keeps efficiency 1 when its draws are too
+  short to time one by one and it is never the bulk of a calibration call, yet such kernels can
+  cost many times their declared work there (the recursive blur's carry and interleave passes,
+  at every image size). What a call's wall time leaves beyond the rest of the model is shared
+  by its unpriced kernels, in proportion to their modelled time, but never more than their own
+  per-draw timings say they took beyond that time. A call whose residual is under
+  :data:`RESIDUAL_SHARE` of its wall time gives nothing: there the residual is noise. Each
+  kernel gets one efficiency from all the calls it ran in.
 
 All are written into the device's measured profile (``speeds.efficiency``,
-``speeds.host_us``).
+``speeds.floor_factor``) by :func:`.calibrate.calibrate_and_time`.
 """
 from __future__ import annotations
 
@@ -24,11 +33,10 @@ import statistics
 
 import numpy as np
 
-from .. import calibration as C
 from .. import model as M
-from .calibrate_calls import call_cost_us, call_costs
-from .calibrate_cases import calibration_cases  # noqa: F401 - the cases live there
-from .calibrate_residual import residual_efficiencies
+from . import model_cases as MC
+from .calibrate_cases import calibration_cases
+from .rounds import rank, rank_share
 
 
 #: A kernel whose timed passes average less than this (seconds) keeps efficiency 1 (unless
@@ -55,7 +63,7 @@ HOST_BOUND = 0.9
 WALL_SHARE = 0.25
 
 
-def _work_time(speeds: M.Speeds, name: str, k: dict) -> float:
+def work_time(speeds: M.Speeds, name: str, k: dict) -> float:
     """The device time the model gives a kernel's draws with efficiency 1 and no floor."""
     sp = M.Speeds(**{**M.asdict_speeds(speeds), "efficiency": {}, "pass_gpu_us": 0.0,
                      "pass_gpu_us_per_kfragment": 0.0, "pass_gpu_us_per_tile": 0.0})
@@ -66,7 +74,7 @@ def _timed_floor(tdev) -> float:
     """Seconds a timed empty pass takes on ``tdev`` (timing=True): the timing's own cost
     (on a software renderer the finish around each draw hands over to the rasterizer
     threads; on a GPU the queries bracket each draw)."""
-    from ...engine.builtin import COPY
+    from ...engine.builtin import COPY     # the engine's own copy kernel, loaded on use
     a = tdev.array(np.ones((1, 4), np.float32))
     b = tdev.empty((1, 4))
     try:
@@ -96,8 +104,6 @@ def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
     threads (what a timed pass pays beyond its work) moves over seconds. Cases whose
     ``timed`` entry is an exception are not run. ``share``: the rank's share of the rounds
     (:func:`.rounds.rank`; by default ``tdev``'s)."""
-    from .model_cases import count_warm
-    from .rounds import rank, rank_share
     share = rank_share(tdev) if share is None else share
     out = [None] * len(cases) if counted is None else list(counted)
     for i, (case, t) in enumerate(zip(cases, timed)):
@@ -107,7 +113,7 @@ def counted_round(cases: list, tdev, timed: list, counted: list | None = None,
             if isinstance(t, Exception):
                 raise t
             floor = _timed_floor(tdev)
-            snap = count_warm(case, tdev, rounds=calls)
+            snap = MC.count_warm(case, tdev, rounds=calls)
         except Exception as e:  # noqa: BLE001 - kernel_efficiencies says so
             out[i] = e
             continue
@@ -135,10 +141,9 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
     times (:func:`.model_cases.timed_rounds`, one entry per case), else measured here;
     ``counted``: their per-draw timings (:func:`counted_round`), else measured here."""
     from ...engine.device import Device
-    from .model_cases import timed_rounds
     cases = calibration_cases(dev.is_software) if cases is None else cases
     if timed is None:
-        timed = timed_rounds(cases, dev)
+        timed = MC.timed_rounds(cases, dev)
     seen: dict[str, list] = {}
     dominant: dict[str, list] = {}
     floor_seen: dict[str, list] = {}
@@ -172,7 +177,7 @@ def kernel_efficiencies(dev, speeds: M.Speeds, cases=None, progress=None,
             for name, k in (s.get("kernels") or {}).items():
                 if top is not None and name == top[0]:
                     continue
-                work = _work_time(speeds, name, k)
+                work = work_time(speeds, name, k)
                 n = k.get("passes", 0)
                 raw = k.get("gpu_ms", 0.0) * 1e-3
                 gpu = raw - n * floor
@@ -230,7 +235,7 @@ def _dominant_sample(dev, case, speeds: M.Speeds, timed: tuple, share: float = 0
             t, terms = M.kernel_device(sp, name, k)
             times[name] = times.get(name, 0.0) + t
             floors[name] = floors.get(name, 0.0) + terms["floor"]
-            works[name] = works.get(name, 0.0) + _work_time(speeds, name, k)
+            works[name] = works.get(name, 0.0) + work_time(speeds, name, k)
     total = sum(times.values())
     if not total:
         return None
@@ -342,134 +347,70 @@ def _by_size(samples: list) -> list:
     return [[round(f, 1), round(float(statistics.median(es)), 4)] for f, _, es in out]
 
 
-def ranked_engine(readings: list, share: float) -> dict:
-    """The first of ``readings`` (the speeds of one engine calibration per round) with each
-    host cost and the pass overhead at :func:`.rounds.rank` of its rounds counted from the
-    lowest, each rate (ALU, fetches, writes, transfers) counted from the highest: the round
-    each reading keeps at the rank the cases and checks keep theirs (``share``; the fastest
-    on a GPU). A software renderer's wait reads fast only in rare rounds, and the checks meet
-    the slower state, so a reading from the rare fast round would predict them too fast."""
-    from .rounds import rank
-    speeds = readings[0]
-    host = speeds["host_us"]
-
-    def at(values, highest=False):
-        values = sorted(values, reverse=highest)
-        return values[rank(len(values), share)]
-    for k in {k for r in readings for k in r["host_us"]}:
-        host[k] = at([r["host_us"][k] for r in readings if k in r["host_us"]])
-    speeds["pass_overhead_us"] = at([r["pass_overhead_us"] for r in readings])
-    for k in RATES:
-        got = [r[k] for r in readings if k in r]
-        if got:
-            speeds[k] = at(got, highest=True)
-    return speeds
+#: A calibration call's residual (its wall time less the model's prediction) must be at least
+#: this share of its wall time to price its unpriced kernels (:func:`residual_efficiencies`).
+RESIDUAL_SHARE = 0.05
 
 
-#: The engine calibration's rates that :func:`ranked_engine` counts from the highest.
-RATES = ("alu_gflops", "texel_rate_gtexels", "buffer_texel_rate_gtexels", "write_gbs",
-         "upload_gbs", "readback_gbs")
+def _per_draw_excess(counted, name: str) -> float:
+    """Seconds kernel ``name``'s timed draws took beyond the timed empty pass, from one case's
+    per-draw timings ``counted`` ([snapshot, empty pass seconds])."""
+    snap, floor = counted[:2]
+    out = 0.0
+    for s in snap.values():
+        k = (s.get("kernels") or {}).get(name)
+        if k:
+            out += max(k.get("gpu_ms", 0.0) * 1e-3 - k.get("passes", 0) * floor, 0.0)
+    return out
 
 
-#: Rounds of a calibration (:func:`calibrate_and_time`) on a software renderer and on a GPU.
-#: A software renderer's machine changes speed for seconds at a time (a hypervisor takes a
-#: varying share of the CPU, and one call's fastest of a round moves by up to 2x from round
-#: to round); a GPU's small calls move between two states within a lease, and its host's
-#: speed moves too. Each measurement is taken over rounds spread across the whole run, at
-#: :func:`.rounds.rank` of them: on a software renderer eight, the third fastest kept; on a
-#: GPU five, the fastest kept (three rounds are too few for a GPU's host to show its fast
-#: state in every case; docs/model.md describes the checks).
-SOFTWARE_ROUNDS = 8
-GPU_ROUNDS = 5
-
-
-def calibration_rounds(dev, quick: bool = False) -> int:
-    """Rounds of :func:`calibrate_and_time`: 1 when ``quick``, else :data:`SOFTWARE_ROUNDS`
-    or :data:`GPU_ROUNDS`."""
-    if quick:
-        return 1
-    return SOFTWARE_ROUNDS if dev.is_software else GPU_ROUNDS
-
-
-def calibrate_all(dev, quick: bool = False, save: bool = True, progress=None) -> dict:
-    """The engine's calibration, then the kernels' efficiencies and the call cost: the
-    complete measured profile (saved in the cache folder when ``save``)."""
-    return calibrate_and_time(dev, (), quick=quick, save=save, progress=progress)[0]
-
-
-def calibrate_and_time(dev, checks=(), quick: bool = False, save: bool = True,
-                       progress=None, rounds: int | None = None) -> tuple[dict, list]:
-    """(the complete measured profile, :func:`.model_cases.timed_rounds` of ``checks``): the
-    calibration and the timing of the cases it will be judged on, interleaved. Each round
-    runs the engine's probes, times every calibration case once and every check once (each
-    algorithm's checks right after its calibration cases, :func:`.rounds.beside`, each round
-    starting at the next algorithm), then the cases' per-draw timings; each
-    keeps its reading at :func:`.rounds.rank` of the rounds (:func:`calibration_rounds`: the
-    fastest of a GPU's five, the third fastest of a software renderer's eight; per-draw
-    timings alike, :func:`counted_round`), so that both sides see the same spells
-    of a loaded machine or a GPU's state (a process's first seconds can also run its host
-    paths at half speed). Then the kernels' efficiencies and the calls' costs are fitted
-    on those times."""
-    from ...engine.device import Device
-    from .model_cases import timed_rounds
-    from .rounds import beside, rank_share, rounds_estimate, split_round
-    rounds = calibration_rounds(dev, quick) if rounds is None else max(1, int(rounds))
-    cases = calibration_cases(dev.is_software)
-    if quick:                       # the first configuration of each algorithm only
-        firsts = {}
-        for c in cases:
-            firsts.setdefault(c.algo, c)
-        cases = list(firsts.values())
-    checks = list(checks)
-    prof = counted = None
-    history, check_history = [], []          # each round's times of the cases, the checks
-    engine = []                              # each round's engine calibration
-    tdev = Device(timing=True)          # the per-draw timings, in the rounds too
-    try:
-        for r in range(rounds):
-            got = C.calibrate(dev, quick=quick, save=False)
-            prof = prof or got
-            engine.append(got["speeds"])
-            # each algorithm's checks beside its cases (rounds.beside)
-            order = beside(cases, checks, r)
-            got = timed_rounds([(checks if s else cases)[i] for s, i in order], dev, 1)
-            mine, theirs = split_round(order, got, (len(cases), len(checks)))
-            history.append(mine)
-            if checks:
-                check_history.append(theirs)
-            counted = counted_round(cases, tdev, history[-1], counted,
-                                    calls=1 if rounds > 1 else 3, share=rank_share(dev))
-            if progress:
-                progress(f"calibration round {r + 1} of {rounds}")
-    finally:
-        tdev.release()
-    ranked_engine(engine, rank_share(dev))
-    timed = rounds_estimate(history, rank_share(dev))
-    timed_checks = rounds_estimate(check_history, rank_share(dev))
-    sp = prof["speeds"]
-    sp.pop("efficiency", None)
-    speeds = M.Speeds.from_dict(sp, prof["description"])
-    host = sp["host_us"]
-    # the one-liner writes a given output: its Device.run and draw are priced apart
-    host["call"] = max(call_cost_us(dev) - host.get("run", 0.0) - host.get("draw", 0.0), 0.0)
-    eff, seen, floors = kernel_efficiencies(dev, speeds, cases, progress=progress, timed=timed,
-                                            counted=counted)
-    sp["efficiency"] = eff
-    sp["floor_factor"] = floors
-    speeds = M.Speeds.from_dict(sp, prof["description"])
-    api, api_seen = call_costs(dev, speeds, cases, progress=progress, timed=timed)
-    host.update(api)
-    if dev.is_software:
-        now = M.Speeds.from_dict(sp, prof["description"])
-        seen.update(residual_efficiencies(now, cases, timed, counted, seen))
-        sp["efficiency"] = whole_call_efficiencies(dev, now, cases, timed, seen)
-    prof["call_samples_us"] = {k: [[round(q[0], 1), round(q[1], 2)]
-                                    + ([round(q[2], 1)] if q[2] else []) for q in v]
-                                for k, v in api_seen.items()}
-    prof["efficiency_samples"] = {k: [[round(f, 1), round(x, 4)] for f, x in v]
-                                  for k, v in seen.items()}
-    prof["calibration_cases"] = [f"{c.algo} {c.label}" for c in cases]
-    prof["calibration_rounds"] = rounds
-    if save:
-        prof["path"] = C.save_profile(prof)
-    return prof, (timed_checks or [])
+def residual_efficiencies(speeds: M.Speeds, cases: list, timed: list, counted: list,
+                          priced) -> dict:
+    """{kernel: [[fragments per pass, efficiency]]} for the kernels of the calibration calls
+    that ``priced`` (the kernels with a measured efficiency) does not hold, from the calls'
+    residuals at ``speeds`` (the calls' costs fitted; module docstring): each call's share (its
+    residual, up to what its unpriced kernels' per-draw timings took beyond their modelled
+    time) split among those kernels by their modelled time; per kernel, 1 + its shares over its
+    modelled time in all the calls it ran in, those with no share included (the fragments
+    per pass of its largest). ``timed``: the
+    cases' (wall, issue, snapshot, ...) tuples; ``counted``: their per-draw timings
+    (:func:`counted_round`). Kernels whose per-pass floor is their modelled
+    time are left to it."""
+    out: dict[str, list] = {}
+    for _, t, c in zip(cases, timed, counted):
+        if isinstance(t, Exception) or isinstance(c, Exception) or c is None:
+            continue
+        wall, _, snap = t[:3]
+        unpriced = {}
+        for s in snap.values():
+            for name, k in (s.get("kernels") or {}).items():
+                draws = k.get("draws", ())
+                drawn = sum(n for _, n, *_ in draws)
+                if name in priced or not drawn:
+                    continue
+                work = work_time(speeds, name, k)
+                if work < M.kernel_device(speeds, name, k)[1]["floor"]:
+                    continue      # priced by its per-pass floor: an efficiency does not reach it
+                frags = sum(f * n for f, n, *_ in draws) / drawn
+                was = unpriced.get(name, (0.0, frags))
+                unpriced[name] = (was[0] + work, frags)
+        modelled = sum(v[0] for v in unpriced.values())
+        if not unpriced or modelled <= 0:
+            continue
+        residual = wall - M.total(M.predict(snap, speeds))
+        share = 0.0
+        if residual >= RESIDUAL_SHARE * wall:
+            excess = sum(_per_draw_excess(c, name) for name in unpriced) - modelled
+            share = max(min(residual, excess), 0.0)
+        for name, (m, frags) in unpriced.items():
+            # [modelled time, its share of the residual, fragments per pass]: a call that
+            # leaves nothing to share counts too, with none
+            out.setdefault(name, []).append([m, share * m / modelled, frags])
+    # one efficiency per kernel over all its calls: their shares over their modelled time
+    # (the largest calls weigh most; per call, a small call's share swung the recursive
+    # blur's carry factor between 2.5 and 7.4 from run to run), the calls that left nothing
+    # included (counting only the calls that left a residual, a reduction's small passes
+    # took the larger of its two calls' residuals about the call cost fitted between them,
+    # and a sum 256^2 check swung x0.69-1.23 over 100 fits on recorded calibrations)
+    return {name: [[max(pts)[2], 1.0 + sum(q[1] for q in pts) / sum(q[0] for q in pts)]]
+            for name, pts in out.items() if sum(q[1] for q in pts) > 0}

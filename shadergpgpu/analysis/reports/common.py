@@ -1,9 +1,9 @@
 """Helpers shared by the reports and benchmarks: progress, tables, output files, verdicts
 (:class:`Checks`: loud ``MISMATCH``/``MISSED`` lines and a non-zero exit status), device and
 date stamps, one timing policy per report (:class:`Timer`), the cost model's prediction beside
-each measured time (:class:`Predictor`: columns, a sentence for the markdown, dashed curves), plots
-with device and date in the title.
-The cost model's columns live in :mod:`.predicted` (re-exported here).
+each measured time (a :class:`Timer` with a :class:`.predicted.Predictor`: the model's columns
+per point), plots with device and date in the title (a prediction dashed). The cost model's
+columns, their sentence and summary live in :mod:`.predicted`, which builds on this module.
 """
 from __future__ import annotations
 
@@ -486,6 +486,3 @@ def cuda_torch():
     torch.backends.cudnn.allow_tf32 = False
     return torch
 
-
-from .predicted import (MODEL_COLUMNS, MODEL_SENTENCE, Predictor,  # noqa: E402,F401
-                        model_summary)

@@ -26,11 +26,11 @@ from .. import model as M
 from .common import (Progress, device_meta, markdown_table, parser, plot_lines,
                      write_outputs)
 from .model_cases import (GPU_PROFILE, MAKERS, PAPER, PAPER_N, PAPER_SIZES,  # noqa: F401
-                          Case, _bound, _keeping_last, _numpy_time, backprop_case, blur_case,
-                          compare_case, count, default_cases, measure_case, predict_on_profile,
-                          predicted_columns, profile_speeds, sammon_case, sgemm_case, svm_case)
-from .predict import (_crossings, _fmt_s, _point, _short, _sweep_param, _with,  # noqa: F401
-                      calibrate_main, predict_case, predict_main)
+                          Case, backprop_case, blur_case, compare_case, count, default_cases,
+                          measure_case, numpy_time, predict_on_profile, profile_speeds,
+                          sammon_case, sgemm_case, svm_case)
+from .predict import calibrate_main, predict_case, predict_main  # noqa: F401
+from .predicted import predicted_columns  # noqa: F401
 
 
 # ---- the paper's GPU in time --------------------------------------------------------------------
@@ -131,7 +131,7 @@ def paper_sweeps(quick: bool, dev=None, measure_here: bool = True, progress=True
                                                                          sp))
                 except Exception:  # noqa: BLE001 - a configuration the profile refuses
                     row["7800GTX predicted fused s"] = None
-                row["numpy s"] = _numpy_time(backprop_case((2, mh, 1), n))
+                row["numpy s"] = numpy_time(backprop_case((2, mh, 1), n))
                 if (2, mh, 1) == PAPER_SIZES and n == PAPER_N:
                     row["paper packed s"], row["paper unpacked s"] = PAPER["packed"], \
                         PAPER["unpacked"]

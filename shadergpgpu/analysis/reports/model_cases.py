@@ -5,7 +5,7 @@
 configurations), and one case counted (:func:`count`), timed (:func:`measure_case`), predicted on a
 profile (:func:`predict_on_profile`) and compared with its prediction (:func:`compare_case`);
 many cases timed in rounds over the whole list (:func:`timed_rounds`, :func:`default_rounds`);
-:func:`predicted_columns` for any report's timing rows. The paper's configuration
+(the model's columns beside a report's timing rows are :mod:`.predicted`'s). The paper's configuration
 (:data:`PAPER`, :data:`PAPER_SIZES`, :data:`PAPER_N`, :data:`GPU_PROFILE`) lives here because the
 makers' defaults use it.
 """
@@ -61,7 +61,7 @@ def backprop_case(sizes=PAPER_SIZES, n=PAPER_N, schedule="paper", packed=True, s
                 dict(sizes=sizes, n=n, schedule=schedule, packed=packed))
 
 
-def _keeping_last(make, inputs):
+def keeping_last(make, inputs):
     """(call, release) for a case whose call returns a new device array: the call keeps only
     the latest result (memory stays flat over repeats); release frees it and ``inputs``."""
     out = []
@@ -85,7 +85,7 @@ def sgemm_case(n=256, variant="auto"):
 
     def build(dev):
         a, b = dev.array(A), dev.array(B)
-        return _keeping_last(lambda: S.sgemm(a, b, variant=variant, device=dev), [a, b])
+        return keeping_last(lambda: S.sgemm(a, b, variant=variant, device=dev), [a, b])
 
     return Case("sgemm", f"{n}x{n}x{n} {variant}", build, lambda: (lambda: A @ B),
                 dict(n=n, variant=variant))
@@ -97,7 +97,7 @@ def blur_case(shape=(256, 256), sigma=3.0, method="recursive"):
 
     def build(dev):
         x = dev.array(img)
-        return _keeping_last(lambda: B.gaussian_blur(x, sigma, method=method, device=dev), [x])
+        return keeping_last(lambda: B.gaussian_blur(x, sigma, method=method, device=dev), [x])
 
     def numpy():
         from scipy.ndimage import gaussian_filter
@@ -156,7 +156,7 @@ def elementwise_case(n=256):
 
     def build(dev):
         x, y = dev.array(X), dev.array(Y)
-        return _keeping_last(lambda: k(x, y), [x, y])
+        return keeping_last(lambda: k(x, y), [x, y])
 
     return Case("one-liner", f"elementwise {n}x{n}", build, lambda: (lambda: X * Y + 1.0),
                 dict(n=n, op="elementwise"))
@@ -208,12 +208,12 @@ def count(case: Case, dev, finish: bool = True) -> dict:
     try:
         call()
         dev.finish()
-        return _snapshot_of_call(call, dev, finish)
+        return snapshot_of_call(call, dev, finish)
     finally:
         release()
 
 
-def _snapshot_of_call(call, dev, finish: bool) -> dict:
+def snapshot_of_call(call, dev, finish: bool) -> dict:
     """Counter snapshot of one call of ``call``, taken after the wait for the device that
     follows it (``finish``) or before it (a call of a run); the device is idle after."""
     with recording(dev) as rec:
@@ -222,6 +222,10 @@ def _snapshot_of_call(call, dev, finish: bool) -> dict:
         snap = None if finish else rec.snapshot(host=True)
         dev.finish()
         return rec.snapshot(host=True) if finish else snap
+
+
+#: the former private name (``benchmarks/diag/clock_state.py`` still calls it)
+_snapshot_of_call = snapshot_of_call
 
 
 def finishes(snapshot: dict) -> int:
@@ -237,7 +241,7 @@ def measure_case(case: Case, dev, repeat: int = 5, min_time: float = 0.05) -> tu
     try:
         warm(call, dev)
         t = measure(call, dev.finish, repeat=repeat, warmup=1, min_time=min_time)
-        return t.min, _snapshot_of_call(call, dev, True)
+        return t.min, snapshot_of_call(call, dev, True)
     finally:
         release()
 
@@ -339,7 +343,7 @@ def timed_call(case: Case, dev, repeat: int = 5, device: bool = False) -> tuple:
         t = call_times(call, dev, repeat, device=device)
         # a call of a run (see call_times) does not wait for the device after it: its
         # snapshot stops before the finish
-        out = (t["wall"], t["issue"], _snapshot_of_call(call, dev, finish=t["calls"] == 1))
+        out = (t["wall"], t["issue"], snapshot_of_call(call, dev, finish=t["calls"] == 1))
         return out + (t["device"],) if device else out
     finally:
         release()
@@ -385,7 +389,7 @@ def count_warm(case: Case, tdev, rounds: int = 3) -> dict:
         warm(call, tdev)
         best = None
         for _ in range(rounds):
-            snap = _snapshot_of_call(call, tdev, True)
+            snap = snapshot_of_call(call, tdev, True)
             if best is None:
                 best = snap
                 continue
@@ -463,21 +467,8 @@ def compare_case(case: Case, dev, speeds: M.Speeds, timing_dev=None, repeat=5,
             "device_s": device if device != float("inf") else None}
 
 
-def predicted_columns(dev, snapshot: dict, measured_s: float | None = None,
-                      speeds: M.Speeds | None = None) -> dict:
-    """Columns any report can add to a timing row: the model's prediction for a counter
-    ``snapshot`` of one call on ``dev`` (its measured speeds), beside the ``measured_s``."""
-    speeds = speeds or M.measured_speeds(dev)
-    pred = M.predict(snapshot, speeds)
-    p = M.total(pred)
-    row = {"predicted ms": p * 1e3, "bound": _bound(pred)}
-    if measured_s:
-        row["measured / predicted"] = measured_s / p if p else None
-        row["model"] = M.verdict(measured_s, p)
-    return row
-
-
-def _numpy_time(case: Case) -> float | None:
+def numpy_time(case: Case) -> float | None:
+    """Seconds of the case's CPU reference (the fastest of its repeats), or None."""
     if case.numpy is None:
         return None
     try:
@@ -485,11 +476,3 @@ def _numpy_time(case: Case) -> float | None:
     except Exception:  # noqa: BLE001 - a missing optional reference
         return None
     return measure(fn, None, repeat=5, warmup=1, min_time=0.02).min
-
-
-def _bound(pred: dict) -> str:
-    """What limits a predicted run: the term the model blames (:func:`model.blamed`)."""
-    k = M.blamed(pred)
-    n = sum(q["passes"] for q in pred.values())
-    return f"{k}-bound ({n} passes)" if k in ("overhead", "passes") else f"{k}-bound"
-

@@ -18,8 +18,8 @@ import warnings
 
 import numpy as np
 
-from .model_cases import (Case, _keeping_last, backprop_case, blur_case, elementwise_case,
-                          sammon_case, svm_case)
+from .model_cases import (Case, backprop_case, blur_case, keeping_last, sammon_case,
+                          svm_case)
 
 #: The stated bound: the model MISSES when more than a fifth of the configurations (overall)
 #: are off by more than 2x either way, i.e. when the 80th percentile of |log(measured /
@@ -40,7 +40,7 @@ def sgemm_mnk_case(m: int, n: int, k: int, variant: str = "auto", trans_a: bool 
 
     def build(dev):
         a, b = dev.array(A), dev.array(B)
-        return _keeping_last(lambda: S.sgemm(a, b, trans_a=trans_a, trans_b=trans_b,
+        return keeping_last(lambda: S.sgemm(a, b, trans_a=trans_a, trans_b=trans_b,
                                              variant=variant, device=dev), [a, b])
 
     def numpy():
@@ -120,7 +120,7 @@ def elementwise_shape_case(rows: int, cols: int, expr: str) -> Case:
 
     def build(dev):
         x, y = dev.array(X), dev.array(Y)
-        return _keeping_last(lambda: k(x, y), [x, y])
+        return keeping_last(lambda: k(x, y), [x, y])
 
     return Case("one-liner", f"{name} {rows}x{cols}", build, None,
                 dict(rows=rows, cols=cols, op=name))

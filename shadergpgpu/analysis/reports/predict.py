@@ -12,9 +12,11 @@ from pathlib import Path
 
 from .. import model as M
 from .common import markdown_table
-from .model_cases import (GPU_PROFILE, MAKERS, PAPER_N, Case, _bound, _numpy_time,
-                          backprop_case, blur_case, count, measure_case, predict_on_profile,
-                          sammon_case, sgemm_case, svm_case)
+from .model_cases import (GPU_PROFILE, MAKERS, PAPER_N, Case, backprop_case, blur_case, count,
+                          measure_case, numpy_time, predict_on_profile, sammon_case, sgemm_case,
+                          svm_case)
+from .calibrate import calibrate_all
+from .predicted import bound_of
 
 
 # ---- `shadergpgpu predict` -----------------------------------------------------------------------
@@ -47,13 +49,13 @@ def predict_case(case: Case, dev=None, profiles=(GPU_PROFILE,), sweep=None) -> d
             row = {"N" if case.algo != "blur" else "side": v if v is not None else
                    _point(case), "this device predicted s": M.total(pred)}
             if v is None:
-                row["this device bound"] = _bound(pred)
+                row["this device bound"] = bound_of(pred)
             for prof in profiles:
                 t, ppred, _ = predict_on_profile(c, prof)
                 row[f"{_short(prof)} predicted s"] = t
                 if v is None:
-                    row[f"{_short(prof)} bound"] = _bound(ppred)
-            row["numpy s"] = _numpy_time(c)
+                    row[f"{_short(prof)} bound"] = bound_of(ppred)
+            row["numpy s"] = numpy_time(c)
             if v is None:
                 row["this device measured s"] = measure_case(c, dev, repeat=3)[0]
             res["rows"].append(row)
@@ -160,7 +162,6 @@ def calibrate_main(argv=None) -> int:
     dev = Device(backend=a.backend) if a.backend else Device()
     try:
         t0 = time.perf_counter()
-        from .calibrate_kernels import calibrate_all
         prof = calibrate_all(dev, quick=a.quick, save=not a.no_save,
                              progress=None if a.quick else (lambda m: print("  " + m,
                                                                           flush=True)))

@@ -1,7 +1,11 @@
-"""The cost model's prediction beside a report's measured times: :class:`Predictor` (the
-columns of one timed call), :func:`model_summary` (the closing sentence) and the columns' names
-and explanation (:data:`MODEL_COLUMNS`, :data:`MODEL_SENTENCE`)."""
+"""The cost model's prediction beside a report's measured times: :func:`predicted_columns`
+(the columns for a counter snapshot), :class:`Predictor` (the columns of one timed call),
+:func:`model_summary` (the closing sentence), :func:`bound_of` (the term a prediction blames)
+and the columns' names and explanation (:data:`MODEL_COLUMNS`, :data:`MODEL_SENTENCE`)."""
 from __future__ import annotations
+
+from .. import model as M
+from .model_cases import snapshot_of_call
 
 
 #: the columns :meth:`Predictor.of` adds to a timed row (``model error`` only where it failed)
@@ -17,6 +21,27 @@ MODEL_SENTENCE = (
     "prediction, **model error** says why).")
 
 
+def predicted_columns(dev, snapshot: dict, measured_s: float | None = None,
+                      speeds: M.Speeds | None = None) -> dict:
+    """Columns any report can add to a timing row: the model's prediction for a counter
+    ``snapshot`` of one call on ``dev`` (its measured speeds), beside the ``measured_s``."""
+    speeds = speeds or M.measured_speeds(dev)
+    pred = M.predict(snapshot, speeds)
+    p = M.total(pred)
+    row = {"predicted ms": p * 1e3, "bound": bound_of(pred)}
+    if measured_s:
+        row["measured / predicted"] = measured_s / p if p else None
+        row["model"] = M.verdict(measured_s, p)
+    return row
+
+
+def bound_of(pred: dict) -> str:
+    """What limits a predicted run: the term the model blames (:func:`model.blamed`)."""
+    k = M.blamed(pred)
+    n = sum(q["passes"] for q in pred.values())
+    return f"{k}-bound ({n} passes)" if k in ("overhead", "passes") else f"{k}-bound"
+
+
 def _error_columns(where: str, e: BaseException) -> dict:
     return {"model": "n/a", "model error": f"{where}: {type(e).__name__}: {e}"[:300]}
 
@@ -29,13 +54,12 @@ class Predictor:
 
     The speeds come from ``analysis.model.measured_speeds`` (the calibration cached in
     ``~/.cache/shadergpgpu/``, measured on first use); :meth:`of` takes the counter snapshot of
-    ONE call of ``call`` and returns ``model_cases.predicted_columns`` for it. Where the model,
+    ONE call of ``call`` and returns :func:`predicted_columns` for it. Where the model,
     its calibration or the call raises, the row gets ``model = "n/a"`` and ``model error`` (the
     reason) instead, and the report goes on.
     """
 
     def __init__(self, dev):
-        from .. import model as M
         self.dev = dev
         self.speeds, self.error = None, None
         try:
@@ -45,14 +69,12 @@ class Predictor:
 
     def snapshot(self, call) -> dict:
         """The pass counter's snapshot of one ``call`` (waiting for the device)."""
-        from .model_cases import _snapshot_of_call
-        return _snapshot_of_call(call, self.dev, True)
+        return snapshot_of_call(call, self.dev, True)
 
     def columns(self, snap: dict, measured_s: float | None = None) -> dict:
         """The model's columns for a counter snapshot of one call that took ``measured_s``."""
         if self.speeds is None:
             return dict(self.error)
-        from .model_cases import predicted_columns
         try:
             return predicted_columns(self.dev, snap, measured_s, speeds=self.speeds)
         except Exception as e:  # noqa: BLE001

@@ -1,5 +1,5 @@
 """What a case's timed rounds come to (:func:`rounds_estimate`), for the calibration and the
-checks it is judged on alike (:func:`.calibrate_kernels.calibrate_and_time`), whole calls
+checks it is judged on alike (:func:`.calibrate.calibrate_and_time`), whole calls
 and per-draw timings alike (:func:`rank`)."""
 from __future__ import annotations
 

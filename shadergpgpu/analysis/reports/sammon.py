@@ -17,8 +17,9 @@ import time
 import numpy as np
 
 from ..recorder import recording
-from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, device_meta, markdown_table,
-                     model_summary, parser, passes_only, plot_lines, write_outputs)
+from .common import (Checks, Progress, device_meta, markdown_table, parser, passes_only,
+                     plot_lines, write_outputs)
+from .predicted import MODEL_SENTENCE, Predictor, model_summary
 
 
 def main(argv=None) -> int:

@@ -20,9 +20,9 @@ from .. import plans
 from ...engine.device import Device
 from ...algorithms.sgemm import VARIANTS, auto_split, default_variant, sgemm
 from ..plans.sgemm import work
-from .common import (MODEL_COLUMNS, MODEL_SENTENCE, Checks, Predictor, Progress, Timer,
-                     blas_threads, device_meta, markdown_table, model_summary, parser,
+from .common import (Checks, Progress, Timer, blas_threads, device_meta, markdown_table, parser,
                      passes_only, plot_lines, write_outputs)
+from .predicted import MODEL_COLUMNS, MODEL_SENTENCE, Predictor, model_summary
 
 # numpy's BLAS on one thread: a stable CPU baseline (a multi-threaded BLAS beside the
 # renderer's threads on a small shared host runs many times slower than on one core)

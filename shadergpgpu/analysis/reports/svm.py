@@ -23,9 +23,9 @@ from .. import plans
 from ...ops import reduce as R
 from ...engine.device import Device
 from ..recorder import recording
-from .common import (MODEL_SENTENCE, Checks, Predictor, Progress, Timer, device_meta,
-                     markdown_table, model_summary, parser, passes_only, plot_lines,
-                     write_outputs)
+from .common import (Checks, Progress, Timer, device_meta, markdown_table, parser, passes_only,
+                     plot_lines, write_outputs)
+from .predicted import MODEL_SENTENCE, Predictor, model_summary
 
 
 def _reduction_rows(dev, sizes, fanins, progress, model=None):
