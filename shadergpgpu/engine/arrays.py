@@ -244,8 +244,10 @@ class DeviceArray(Releasable):
         """Give the texture back to the pool (idempotent; a no-op once the device is released,
         whose context took every texture with it)."""
         if not self._released:
-            self._released = True
             dev = self.device
+            if dev._capture is not None and dev._capture.holds(self):
+                return              # an open capture owns it (capture.py)
+            self._released = True
             tex, self.texture = self.texture, None
             dev._epoch += 1  # prepared passes that use this array must not draw with it
             if not dev._token.alive:

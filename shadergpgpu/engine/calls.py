@@ -12,6 +12,12 @@ uniform values' types), writes only the uniforms whose values changed, and count
 one :class:`~shadergpgpu.engine.counter.Tally` (and reports them to the device's listeners,
 :mod:`.observe`, while any is attached). Anything it does not cover returns False before
 drawing, and the full path runs and says what is wrong.
+
+Inside a capture (:mod:`.capture`) ``Device.run`` records prepared passes instead, and a
+capture's replay draws through :meth:`Pass.run <shadergpgpu.engine.passes.Pass.run>`'s own fast
+path. Outside one, this memo stays the fast path of a repeated call: the same call through a
+captured pass would bind its arrays anew each time (:meth:`Pass.bind` checks layouts and
+feedback and rebuilds its tables), which costs more than the memo's identity checks.
 """
 from __future__ import annotations
 

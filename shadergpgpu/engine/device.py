@@ -234,7 +234,10 @@ class Device(Drawing, Tunable):
         made = pool.created
         tex = pool.take(layout.tex_size)
         self.report("alloc" if pool.created == made else "texture")
-        return DeviceArray(self, layout, shape, tex)
+        a = DeviceArray(self, layout, shape, tex)
+        if self._capture is not None:   # an open capture owns what its block allocates
+            self._capture.made(a)
+        return a
 
     def empty(self, shape, packed: bool = True, order: str = "row") -> DeviceArray:
         """Uninitialised array (a recycled texture may hold old values)."""

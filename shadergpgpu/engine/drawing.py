@@ -49,6 +49,9 @@ class Drawing(Observable):
     """Mixin of :class:`~shadergpgpu.engine.device.Device`: running kernels as render passes
     (reported to the device's listeners, :mod:`.observe`)."""
 
+    #: the capture open on the device (:mod:`.capture`): it records run's calls
+    _capture = None
+
     def run(self, kernel: Kernel, outputs, inputs: dict | None = None,
             uniforms: dict | None = None, defines: dict | None = None, blend=False, rect=None,
             slices: int | None = None, accumulate=None) -> int:
@@ -66,6 +69,9 @@ class Drawing(Observable):
         slices : for a kernel with a split loop, at least this many passes (more when the loop
             cap needs them).
         """
+        if self._capture is not None:
+            return self._capture.run(kernel, outputs, inputs, uniforms, defines, blend, rect,
+                                     slices, accumulate)
         if CONTEXT.current is not self._token:
             self.activate()
         qkey = None

@@ -44,6 +44,7 @@ import numpy as np
 # the bundle format lives in .bundle; trace.load, trace.FORMAT ... name the same objects
 from .bundle import FORMAT, MAGIC, PREAMBLE, BundleError  # noqa: F401
 from .bundle import check_structure, dumps, load, loads  # noqa: F401
+from .capture import PassRecord
 from .errors import ShaderGPGPUError
 
 GL_TEXTURE0 = 0x84C0
@@ -166,14 +167,21 @@ class Trace:
         self._read_seen = True
 
     def draw(self, compiled, fbo, viewport, blend) -> None:
-        """Record the draw about to be issued with ``compiled`` into ``fbo``."""
+        """Record the draw about to be issued with ``compiled`` into ``fbo``: the pass as the
+        GL state describes it (:meth:`from_gl`), serialized (:meth:`add`)."""
+        self.add(self.from_gl(compiled, fbo, viewport, blend))
+
+    def from_gl(self, compiled, fbo, viewport, blend) -> PassRecord:
+        """The :class:`~.capture.PassRecord` of the draw about to be issued with ``compiled``
+        into ``fbo``, read back from GL: the texture bound to each sampler and the uniform
+        values the program holds."""
         import moderngl
         prog = compiled.program
         name = compiled.kernel.name
         raw = _raw()
         active = ctypes.c_int()
         raw.glGetIntegerv(GL_ACTIVE_TEXTURE, ctypes.byref(active))
-        samplers, uniforms = [], {}
+        bound_units, uniforms = [], {}
         try:
             for member in prog:
                 m = prog[member]
@@ -187,7 +195,7 @@ class Trace:
                     raw.glActiveTexture(GL_TEXTURE0 + unit)
                     bound = ctypes.c_int()
                     raw.glGetIntegerv(GL_TEXTURE_BINDING_2D, ctypes.byref(bound))
-                    samplers.append((member, unit, bound.value))
+                    bound_units.append((member, unit, bound.value))
                 elif "sampler" in _type_name(m.gl_type):
                     raise TraceError(f"{name}: {member!r} is a buffer texture, which WebGL2 "
                                      "lacks (trace under the 'webgl2' profile)")
@@ -197,24 +205,33 @@ class Trace:
         finally:
             raw.glActiveTexture(active.value)
         textures = self.device.pool.by_glo   # GL name -> texture, kept by the pool
-        units = []
-        for member, unit, glo in samplers:
+        samplers = []
+        for member, unit, glo in bound_units:
             tex = textures.get(glo)
             if tex is None:
                 raise TraceError(f"{name}: sampler {member!r} reads a texture this device did "
                                  "not make; it cannot be traced")
-            units.append([member, unit, self._slot(tex, snapshot=True)])
-        full = viewport is None and blend is None
-        outs = [self._slot(t, snapshot=not full) for t in fbo.color_attachments]
-        text = compiled.text
+            samplers.append((member, unit, tex))
+        return PassRecord(name, compiled.text, samplers, uniforms,
+                          list(fbo.color_attachments), viewport, blend)
+
+    def add(self, rec: PassRecord) -> None:
+        """Serialize one pass: its program (as GLSL ES 3.00, once per text), the slot of each
+        texture it reads and writes (a texture met first is snapshot, and a target the pass
+        only partly overwrites), its uniforms, viewport and blend mode."""
+        units = [[member, unit, self._slot(tex, snapshot=True)]
+                 for member, unit, tex in rec.samplers]
+        full = rec.viewport is None and rec.blend is None
+        outs = [self._slot(t, snapshot=not full) for t in rec.targets]
+        text = rec.program
         p = self._program_index.get(text)
         if p is None:
             from .export import to_es
             p = self._program_index[text] = len(self.programs)
             self.programs.append(to_es(text))
-        self._emit({"op": "draw", "prog": p, "kernel": name, "units": units, "out": outs,
-                    "viewport": list(viewport) if viewport is not None else None,
-                    "blend": blend, "uniforms": uniforms})
+        self._emit({"op": "draw", "prog": p, "kernel": rec.kernel, "units": units, "out": outs,
+                    "viewport": list(rec.viewport) if rec.viewport is not None else None,
+                    "blend": rec.blend, "uniforms": rec.uniforms})
 
     # ---- the bundle ------------------------------------------------------------------------
     def bundle(self) -> tuple[dict, np.ndarray]:

@@ -24,8 +24,8 @@ from collections import OrderedDict
 
 from ...engine import validation
 from ...engine.arrays import DeviceArray
+from ...engine.capture import capture
 from .coefficients import _iir_uniforms
-from .recorder import _Recorder
 from .tuning import BlurTuning
 
 # Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
@@ -59,54 +59,46 @@ def _recipe_cache(dev) -> "_RecipeCache":
 
 
 class _Recipe:
-    """The prepared passes and work arrays of one blur (image layout and shape, sigma, method,
-    border, schedule, tiling), run again for each call on an image of that layout: one
-    allocation (the result) and one prepared draw per pass instead of dev.run's checks and the
-    work arrays' allocations. The image is bound to the passes that read it, the new result
-    to the last one; the outputs are bound again each run (their framebuffers may have been
-    evicted from the device's cache). A recursive blur's recipe serves every sigma: the
-    filter coefficients of its line passes are set again when sigma changes."""
+    """The passes and work arrays of one blur (image layout and shape, sigma, method, border,
+    schedule, tiling), captured once (:func:`~shadergpgpu.engine.capture.capture`: the pass
+    builders run on the device with nothing drawn) and replayed for each call on an image of
+    that layout: one allocation (the result) and one prepared draw per pass instead of dev.run's
+    checks and the work arrays' allocations. The image and the new result are the capture's
+    slots, bound to the passes that use them; the other outputs are bound again each run (their
+    framebuffers may have been evicted from the device's cache). A recursive blur's recipe
+    serves every sigma: the filter coefficients of its line passes (the steps tagged with
+    (0: sigma_y / 1: sigma_x, steps per line)) are set again when sigma changes."""
 
-    def __init__(self, steps, arrays, x, out, sigmas):
-        self.steps = [(label, p, p.inputs.get("X") is x,
-                       [n for n, a in p.outputs.items() if a is out], coef)
-                      for label, p, coef in steps]
+    def __init__(self, cap, x, out, sigmas):
+        cap.slots(x=x, out=out)
+        cap.disown(out)
+        self.capture = cap
         self.sigmas = sigmas
-        self.arrays = [a for a in arrays if a is not out]
         self.out_layout, self.out_shape = out.layout, tuple(out.shape)
-        self.nbytes = sum(a.layout.nbytes for a in self.arrays)
+        self.nbytes = cap.nbytes
         out.release()
 
     @classmethod
     def record(cls, dev, x, sigmas, build) -> "_Recipe":
-        r = _Recorder(dev)
-        try:
-            out = build(r)
-        except BaseException:
-            for a in r.arrays:
-                a.release()
-            raise
-        return cls(r.steps, r.arrays, x, out, sigmas)
+        """Capture ``build(dev)``'s passes (it returns the result array)."""
+        with capture(dev, draw=False, own_arrays=True) as cap:
+            out = build(dev)
+        return cls(cap, x, out, sigmas)
+
+    @property
+    def steps(self) -> list:
+        return self.capture.steps
 
     def run(self, dev, x, sigmas) -> DeviceArray:
-        new_sigmas = sigmas != self.sigmas
+        coefficients = None
+        if sigmas != self.sigmas:
+            def coefficients(step):
+                return None if step.tag is None else \
+                    _iir_uniforms(sigmas[step.tag[0]], step.tag[1])
         self.sigmas = None  # until every pass has run with the new coefficients
-        flush = _flusher(dev)
         out = dev.alloc(self.out_layout, self.out_shape)
         try:
-            for label, p, reads_x, out_names, coef in self.steps:
-                binds = dict(p.outputs)
-                for n in out_names:
-                    binds[n] = out
-                if reads_x:
-                    binds["X"] = x
-                p.bind(**binds)
-                if new_sigmas and coef is not None:
-                    p.set(**_iir_uniforms(sigmas[coef[0]], coef[1]))
-                with dev.phase(label):
-                    p.run()
-                if flush is not None:
-                    flush()
+            self.capture.replay(coefficients, _flusher(dev), x=x, out=out)
         except BaseException:
             out.release()
             raise
@@ -114,11 +106,7 @@ class _Recipe:
         return out
 
     def release(self) -> None:
-        for a in self.arrays:
-            if not a.released:
-                a.release()
-        self.arrays = []
-        self.steps = []
+        self.capture.release()
 
 
 def _flusher(dev):

@@ -58,7 +58,7 @@ from . import kernels
 from .coefficients import _iir_uniforms
 from .kernels import _c1_define, _set
 from .options import _BORDER_CODE
-from .recorder import _like, _Recorder, _release
+from .recorder import _like, _release, tag_coefficients
 from .tiling import line_config
 
 
@@ -82,8 +82,7 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
         plane-major order, planes_wp texel columns each).
     which : 0 if ``sigma`` is the blur's sigma_y, 1 if sigma_x (for a recipe's sigma change).
     """
-    if isinstance(dev, _Recorder):
-        dev.coefficients = (which, nsteps)
+    tag_coefficients(dev, (which, nsteps))
     cfg = line_config(seq, tiling, dev.max_outputs, dev.loop_cap)
     til, npl = cfg.tiling, cfg.npl
     source = "planes" if planes_wp else "image"
@@ -145,8 +144,7 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
                     uniforms=dict(src_uni, C1=til.c1), defines=c1k)
         for a in out:
             sc.keep(a)
-    if isinstance(dev, _Recorder):
-        dev.coefficients = None
+    tag_coefficients(dev, None)
     return out
 
 
