@@ -15,7 +15,7 @@ import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.algorithms.blur.api import _blur_passes
-from shadergpgpu.algorithms.blur.recipes import _Recipe
+from shadergpgpu.algorithms.blur.recipes import Recipe
 from shadergpgpu.engine.capture import Capture, PassRecord, capture, capturing
 from shadergpgpu.engine.trace import Trace
 
@@ -163,7 +163,7 @@ def test_a_blur_recipe_is_a_capture_of_the_device_itself():
     dev = sg.Device()
     try:
         x = dev.array(np.random.default_rng(1).random((8, 8), dtype=np.float32))
-        recipe = _Recipe.record(dev, x, (1.0, 1.0), lambda d: _blur_passes(
+        recipe = Recipe.record(dev, x, (1.0, 1.0), lambda d: _blur_passes(
             d, x, True, 1.0, 1.0, "recursive", "reflect", "hv", None))
         assert isinstance(recipe.capture, Capture) and recipe.capture.device is dev
         assert all(st.pass_.device is dev for st in recipe.steps)

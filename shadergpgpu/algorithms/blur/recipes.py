@@ -29,7 +29,7 @@ from .coefficients import _iir_uniforms
 from .tuning import BlurTuning
 
 # Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
-# calls (see _Recipe), within recipe_cache_bytes(dev) of work arrays per device (a recipe
+# calls (see Recipe), within recipe_cache_bytes(dev) of work arrays per device (a recipe
 # larger than that is used once and released). Keeping the work arrays matters on a GPU: the
 # engine's texture pool keeps only a bounded amount of idle textures, so a 4096 x 4096 blur
 # would allocate its ~1 GiB of planes and summaries again on every call. clear_cache(dev)
@@ -41,7 +41,7 @@ def clear_cache(device=None) -> None:
     """Release the prepared passes and work arrays that repeated blurs keep on ``device``
     (default: the process-wide one)."""
     dev = validation.pick_device(device, [])
-    _recipe_cache(dev).release()
+    recipe_cache(dev).release()
 
 
 def recipe_cache_bytes(dev) -> int:
@@ -50,15 +50,15 @@ def recipe_cache_bytes(dev) -> int:
     return dev.tuning(BlurTuning).recipe_cache_bytes
 
 
-def _recipe_cache(dev) -> "_RecipeCache":
+def recipe_cache(dev) -> "RecipeCache":
     """The device's recipe cache, created on first use, within :func:`recipe_cache_bytes` as
     the device's tuning sets it now (a smaller bound drops recipes at once)."""
-    cache = dev.resource("blur/recipes", lambda: _RecipeCache(recipe_cache_bytes(dev)))
+    cache = dev.resource("blur/recipes", lambda: RecipeCache(recipe_cache_bytes(dev)))
     cache.bound(recipe_cache_bytes(dev))
     return cache
 
 
-class _Recipe:
+class Recipe:
     """The passes and work arrays of one blur (image layout and shape, sigma, method, border,
     schedule, tiling), captured once (:func:`~shadergpgpu.engine.capture.capture`: the pass
     builders run on the device with nothing drawn) and replayed for each call on an image of
@@ -79,7 +79,7 @@ class _Recipe:
         out.release()
 
     @classmethod
-    def record(cls, dev, x, sigmas, build) -> "_Recipe":
+    def record(cls, dev, x, sigmas, build) -> "Recipe":
         """Capture ``build(dev)``'s passes (it returns the result array)."""
         with capture(dev, draw=False, own_arrays=True) as cap:
             out = build(dev)
@@ -98,7 +98,7 @@ class _Recipe:
         self.sigmas = None  # until every pass has run with the new coefficients
         out = dev.alloc(self.out_layout, self.out_shape)
         try:
-            self.capture.replay(coefficients, _flusher(dev), x=x, out=out)
+            self.capture.replay(coefficients, flusher(dev), x=x, out=out)
         except BaseException:
             out.release()
             raise
@@ -109,13 +109,13 @@ class _Recipe:
         self.capture.release()
 
 
-def _flusher(dev):
+def flusher(dev):
     """The device's flush where recipes flush (:attr:`BlurTuning.flush_passes
     <.tuning.BlurTuning>`, not while timing), else None."""
     return dev.flush if dev.tuning(BlurTuning).flush_passes and not dev.timing else None
 
 
-class _RecipeCache:
+class RecipeCache:
     """Recipes of one device, least recently used first out, within ``max_bytes`` of work
     arrays (held as ``dev.resource("blur/recipes")``; released with the device)."""
 
@@ -139,7 +139,7 @@ class _RecipeCache:
             self.max_bytes = max_bytes
             self._shrink(0)
 
-    def put(self, key, recipe: _Recipe) -> None:
+    def put(self, key, recipe: Recipe) -> None:
         self._items[key] = recipe
         self._shrink(1)
 
@@ -154,3 +154,7 @@ class _RecipeCache:
         for r in self._items.values():
             r.release()
         self._items.clear()
+
+
+# the names api.py and the package import
+_Recipe, _RecipeCache, _recipe_cache, _flusher = Recipe, RecipeCache, recipe_cache, flusher
