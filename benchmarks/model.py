@@ -225,6 +225,12 @@ def random_main(a, dev) -> int:
     print(f"\n## measured / predicted on {len(rows)} random configurations "
           f"(seed {seed})\n")
     print(markdown_table(dist, MR.DIST_COLUMNS, floatfmt=".3g"))
+    print("the worst configuration of each algorithm (measured / predicted, the term the "
+          "model blames):")
+    for w in MR.worst_by_algorithm([r for r in rows if r.get("verdict") != "ERROR"]):
+        print(f"  {w['algorithm']:9} {w['case']:44} x{w['measured / predicted']:.2f} "
+              f"{w.get('dominant', '')}")
+    print()
     errors = [r for r in rows if r.get("verdict") == "ERROR"]
     print(f"{meta['device']}, {meta['date']}; {time.perf_counter() - w0:.0f} s; load average "
           f"{load0[0]:.2f} at the start, {load1[0]:.2f} at the end (1 min)"

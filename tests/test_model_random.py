@@ -54,6 +54,9 @@ def test_distribution_and_bound():
     bad = MR.summarize([1.0, 3.0, 0.3, 4.0, 1.0])
     assert any("80th" in m for m in MR.verdict(bad))
     assert MR.verdict({"n": 0})
+    worst = MR.worst_by_algorithm(rows)
+    assert [(w["algorithm"], w["measured / predicted"]) for w in worst] == [("a", 4.0),
+                                                                           ("b", 1.1)]
     assert MR._quantile([1.0, 2.0, 3.0], 0.5) == 2.0
     assert MR._quantile([1.0, 3.0], 0.25) == pytest.approx(1.5)
     assert math.isclose(MR.BOUND["p80_abs_log"], math.log(2.0))

@@ -250,6 +250,20 @@ def distribution(rows: list[dict]) -> list[dict]:
     return out
 
 
+def worst_by_algorithm(rows: list[dict]) -> list[dict]:
+    """Per algorithm, the row farthest from its prediction either way (|log(measured /
+    predicted)|), in the order the algorithms first appear."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        x = r.get("measured / predicted")
+        if not x or x <= 0:
+            continue
+        w = out.get(r["algorithm"])
+        if w is None or abs(math.log(x)) > abs(math.log(w["measured / predicted"])):
+            out[r["algorithm"]] = r
+    return list(out.values())
+
+
 def verdict(overall: dict) -> list[str]:
     """The ways the overall distribution misses :data:`BOUND` (empty: within it)."""
     if not overall.get("n"):
