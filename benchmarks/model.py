@@ -250,6 +250,10 @@ def random_main(a, dev) -> int:
                         "bound": MR.BOUND_TEXT}
         write_outputs(out, "model_random", rows, extra)
         write_outputs(out, "model_random_distribution", dist, extra)
+        # the speeds the predictions used (this run's calibration): to study a miss offline
+        import json
+        (out / "model_random_speeds.json").write_text(json.dumps(M.asdict_speeds(speeds),
+                                                                 default=str, indent=1))
     return 1 if missed else 0
 
 
