@@ -143,7 +143,7 @@ def check_eval(dev, n, dims, layout, chunks=None, loop_budget=None, samples=4):
                      cache=False, split=chunks or "auto", tol=None, device=dev)
         dev.counter.reset()
         t0 = time.perf_counter()
-        run = sm._Run(dev, X, Y0.astype(np.float64), est)
+        run = sm.run.SammonRun(dev, X, Y0.astype(np.float64), est)
         setup = time.perf_counter() - t0
         try:
             dev.ctx.error  # clear a stale flag; what is read below belongs to this evaluation

@@ -302,7 +302,7 @@ def test_svc_decision_function_and_intercept_within_their_bounds(dev):
     alpha[m.support_] = -c * yp[m.support_]
     K = rbf_matrix_host(X - X.mean(0), X - X.mean(0), g)
     G = yp * (K @ (alpha * yp)) - 1.0
-    rho = svm_mod._rho(alpha, G, yp, C)
+    rho = svm_mod.libsvm.libsvm_rho(alpha, G, yp, C)
     n_iter = int(m.n_iter_[0])
     bound = (n_iter + 1) * U * (np.abs(G).max() + 2 * C * (d + 8) + len(sv) * C)
     assert abs(b - rho) <= bound, (b, rho, bound)

@@ -536,9 +536,9 @@ def test_report_quick(tmp_path):
     # 2-64-1: the hidden layer recomputed; where the uniform-block path is taken (hardware
     # with 64 KiB blocks) one pass runs forward through both layers: 4 passes, else 5
     from shadergpgpu import Device
-    from shadergpgpu.algorithms.backprop import adapt
+    from shadergpgpu.algorithms.backprop import geometry
     d = Device()
-    ubo = adapt._ubo_recompute([2, 64, 1], adapt.limits(device=d), 1024)
+    ubo = geometry.ubo_recompute([2, 64, 1], geometry.limits(device=d), 1024)
     d.release()
     assert by["fused"]["total measured"] == (4 if ubo else 5)
     fig3 = json.loads((tmp_path / "fig3.json").read_text())["rows"]

@@ -103,7 +103,7 @@ def test_recompute_path_matches_float64_numpy(dev, ubo_on, sizes, n, packed):
 def test_windowed_forward_products_match_float64_numpy(dev, ubo_on, sizes, n, packed):
     kernels, counted, plan, _ = _train(dev, sizes, n, packed)
     lim = bp.limits(device=dev)
-    layers = [bp.adapt._ubo_forward(lim, sizes[m] + 1, sizes[m + 1], n, packed)
+    layers = [bp.geometry.ubo_forward_plan(lim, sizes[m] + 1, sizes[m + 1], n, packed)
               for m in range(len(sizes) - 1)]
     assert any(layers)
     p = "packed" if packed else "unpacked"
@@ -135,7 +135,7 @@ def test_nvidia_window_alignment(dev, ubo_on, monkeypatch):
     monkeypatch.setattr(blocks, "offset_alignment", lambda device: 256)
     lim = bp.limits(device=dev)
     assert lim.block_align == 256
-    assert bp.adapt._ubo_forward(lim, 65, 256) == (8, 2, 16)
+    assert bp.geometry.ubo_forward_plan(lim, 65, 256) == (8, 2, 16)
     _train(dev, [64, 256, 10], 37, True, steps=2)
     _train(dev, [70, 300, 2], 9, False, steps=2)
 
@@ -147,9 +147,9 @@ def test_window_plans_cover_every_neuron(align):
         n_in, n_out = int(rng.integers(1, 1200)), int(rng.integers(1, 700))
         lim = bp.limits()
         lim.block_align = align
-        u = bp.adapt._ubo_forward(lim, n_in, n_out)
+        u = bp.geometry.ubo_forward_plan(lim, n_in, n_out)
         Q = -(-n_in // 4)
-        R = bp.adapt._fwd_rows(lim, n_in, n_out)
+        R = bp.geometry.fwd_rows(lim, n_in, n_out)
         if u is None:
             # the texture path: the direct kernel, or not even one aligned tile per window
             step = np.lcm(R, align // 16 // np.gcd(Q, align // 16))
@@ -168,7 +168,7 @@ def test_texture_path_without_big_uniform_blocks(ubo_on, profile):
     # texture path there, even where the uniform-block path is asked for on this rasteriser
     with sg.Device(profile=profile, tuning=ubo_on) as d:
         lim = bp.limits(device=d)
-        assert lim.block_bytes < bp.adapt.UBO_BLOCK_BYTES
+        assert lim.block_bytes < bp.geometry.UBO_BLOCK_BYTES
         for sizes, n in (([2, 64, 1], 61), ([9, 12, 3], 10)):
             kernels, counted, plan, _ = _train(d, sizes, n, True, steps=2)
             assert not any("rc-" in k or "-ubo" in k for k in kernels)

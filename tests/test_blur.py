@@ -643,14 +643,14 @@ def test_recipes_flush_after_each_pass(dev):
     """A recipe hands each pass to the GPU (glFlush) unless BlurTuning.flush_passes is off;
     same result; the setting of a ``with`` block ends with it."""
     from shadergpgpu.algorithms import blur
-    assert blur._flusher(dev) is not None  # glFlush is reachable on this device
+    assert blur.recipes.flusher(dev) is not None  # glFlush is reachable on this device
     img = natural(19, 26)
     outs = []
     for flush in (True, False):
         with dev.tuned(blur.BlurTuning, flush_passes=flush):
-            assert (blur._flusher(dev) is None) is not flush
+            assert (blur.recipes.flusher(dev) is None) is not flush
             outs.append(gaussian_blur(img, 3.0, device=dev))
-        assert blur._flusher(dev) is not None
+        assert blur.recipes.flusher(dev) is not None
     assert np.array_equal(outs[0], outs[1])
 
 

@@ -259,11 +259,11 @@ def test_level_vectors_wrap_and_widen(dev):
     """Partial-result vectors wrap at ReduceTuning.level_wrap texels per row, and widen where
     that many rows would not hold them (here a first level of 16,385 texels > 128 x 128), with
     exact results; another wrap for some calls leaves the next calls' chains alone."""
-    from shadergpgpu.ops.reduce.chain import _vector_layout
-    small, big = _vector_layout(dev, 1000), _vector_layout(dev, 16385)
+    from shadergpgpu.ops.reduce.chain import vector_layout
+    small, big = vector_layout(dev, 1000), vector_layout(dev, 16385)
     assert small.tex_w == dev.tuning(ReduceTuning).level_wrap == 128 and small.tex_h == 8
     with dev.tuned(ReduceTuning, level_wrap=32):
-        assert _vector_layout(dev, 1000).tex_w == 32
+        assert vector_layout(dev, 1000).tex_w == 32
         x = np.random.default_rng(4).standard_normal(5000).astype(np.float32)
         assert R.argmax(dev, x) == (float(x.max()), int(np.argmax(x)))
         assert R.total(dev, x) == pytest.approx(float(x.astype(np.float64).sum()), abs=1e-2)

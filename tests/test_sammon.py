@@ -486,14 +486,14 @@ def test_blocked_source_and_parts():
 
 def test_setup_spot_check_refuses_a_dropped_pass(dev):
     """A renderer that drops a long pass (row sums left at 0) raises instead of fitting."""
-    from shadergpgpu.algorithms.sammon import _spot_check_rowsums
+    from shadergpgpu.algorithms.sammon.checks import spot_check_rowsums
     from shadergpgpu.engine.errors import ShaderGPGPUError
 
     X = np.random.default_rng(0).standard_normal((50, 6))
     Xc = X - X.mean(axis=0)
     good = np.sqrt(((Xc[:, None, :] - Xc[None, :, :]) ** 2).sum(axis=2)).sum(axis=1)
     V = dev.array(good[:, None], packed=False)
-    _spot_check_rowsums(dev, V, Xc)                       # right sums pass
+    spot_check_rowsums(dev, V, Xc)                       # right sums pass
     V.set(np.zeros((50, 1)))
     with pytest.raises(ShaderGPGPUError, match="wrong row sum"):
-        _spot_check_rowsums(dev, V, Xc)
+        spot_check_rowsums(dev, V, Xc)

@@ -92,7 +92,7 @@ def test_update_spot_check_refuses_a_dropped_pass(dev, monkeypatch, layout, cach
     rng = np.random.default_rng(5)
     X = rng.uniform(0, 1, (240, 16)).astype(np.float32)
     Y0 = rng.uniform(0, 1, (240, 3))
-    setup = sammon_run._Run._setup
+    setup = sammon_run.SammonRun._setup
 
     def dropping(self, *args):
         setup(self, *args)
@@ -102,7 +102,7 @@ def test_update_spot_check_refuses_a_dropped_pass(dev, monkeypatch, layout, cach
     kw = dict(n_components=3, n_iter=3, init=Y0, layout=layout, cache=cache, split=3,
               tol=None, device=dev)
     Sammon(**kw).fit(X)                                   # intact: passes the check
-    monkeypatch.setattr(sammon_run._Run, "_setup", dropping)
+    monkeypatch.setattr(sammon_run.SammonRun, "_setup", dropping)
     with pytest.raises(ShaderGPGPUError, match="wrong direction or stress row"):
         Sammon(**kw).fit(X)
 

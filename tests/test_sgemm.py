@@ -155,7 +155,7 @@ def test_staging_every_input_layout(dev, small_dev, rng):
                 op = x.T if trans else x
                 want[:op.shape[0], :op.shape[1]] = op
                 out = d.empty(shape)
-                texels = S._by_texels(a, trans)
+                texels = S.staging.staged_texels(a, trans)
                 assert texels == int(not trans and kw.get("packed", True)
                                      and kw.get("order", "row") == "row")
                 with recording(d) as rec:       # the analysis counts the fetches
@@ -461,7 +461,7 @@ def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypa
                                          d.counter.snapshot(), **params)
                     assert all(r["match"] for r in rows), rows
                     v = S.effective_variant(variant, d)
-                    plan = S._ubo_plan(v, M, N, K, S.Limits.of(d))
+                    plan = S.ubo.ubo_plan(v, M, N, K, S.Limits.of(d))
                     lay = plan.parts
                     if wrap:
                         assert plan.geo == (1, plan.fw, plan.fw, 1)
@@ -491,16 +491,16 @@ def test_ubo_geometry_at_4096():
     # targets); 16x2: 256 block rows of 2,048 fragments in 32 x 64 rects; ubo_target_w = 0
     # stacks the rects in one column (a 32-texel-wide strip)
     lim = S.Limits()
-    p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
+    p = S.ubo.ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim)
     assert p.geo == (32, 32, 1024, 32) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 2 and p.window == 512 and p.fragments == 4096 * 4096 // 32
     assert p.quad == S.SgemmTuning().ubo_quad_order
-    p = S._ubo_plan(VARIANTS["tile16x2-ubo"], 4096, 4096, 4096, lim)
+    p = S.ubo.ubo_plan(VARIANTS["tile16x2-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 64, 2048, 16) and (p.parts.tex_w, p.parts.tex_h) == (1024, 512)
     assert len(p.chunks) == 4 and p.window == 256
-    p = S._ubo_plan(VARIANTS["tile32x1-ubo"], 4096, 4096, 4096, lim)
+    p = S.ubo.ubo_plan(VARIANTS["tile32x1-ubo"], 4096, 4096, 4096, lim)
     assert p.geo == (32, 128, 4096, 8) and len(p.chunks) == 8
-    p = S._ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim, tuning=S.SgemmTuning(ubo_target_w=0))
+    p = S.ubo.ubo_plan(VARIANTS[UBO], 4096, 4096, 4096, lim, tuning=S.SgemmTuning(ubo_target_w=0))
     assert p.geo == (32, 32, 1024, 1) and (p.parts.tex_w, p.parts.tex_h) == (32, 16384)
 
 
@@ -516,7 +516,7 @@ def test_ubo_quad_and_row_order(dev, rng):
                 with dev.tuned(S.SgemmTuning, ubo_quad_order=quad):
                     got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
                 assert rel_err(got, 2.0 * (A @ B) - 0.5 * C) <= TOL, (quad, variant, M, N, K)
-                plan = S._ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev),
+                plan = S.ubo.ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev),
                                    tuning=S.SgemmTuning(ubo_quad_order=quad))
                 assert plan.quad == (quad and plan.band % 2 == 0 and plan.width % 2 == 0)
                 rows = plans.compare(plans.get_plan(f"sgemm/{variant}"), dev.counter.snapshot(),

@@ -155,7 +155,7 @@ def test_under_profiles(rng, forced, profile):
 
 
 def test_failure_mid_pipeline_releases_every_block(dev, rng, forced, monkeypatch):
-    real = H._product
+    real = H.draw_product
     seen = []
 
     def failing(*args, **kw):
@@ -164,12 +164,12 @@ def test_failure_mid_pipeline_releases_every_block(dev, rng, forced, monkeypatch
             raise RuntimeError("injected")
         return real(*args, **kw)
 
-    monkeypatch.setattr(H, "_product", failing)
+    monkeypatch.setattr(H, "draw_product", failing)
     live = dev.memory()["live_arrays"]
     with pytest.raises(RuntimeError, match="injected"):
         sgemm(data(rng, 40, 12), data(rng, 12, 16), device=dev)
     assert dev.memory()["live_arrays"] == live
-    monkeypatch.setattr(H, "_product", real)
+    monkeypatch.setattr(H, "draw_product", real)
     A, B = data(rng, 40, 12), data(rng, 12, 16)
     assert rel_err(sgemm(A, B, device=dev), A @ B) <= TOL
 

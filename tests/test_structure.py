@@ -1,12 +1,13 @@
-"""The package's shape: layers import downwards only, no import circle, no module too long to read.
+"""The package's shape: layers import downwards only, and no import circle between modules.
 
 Layers, bottom to top: engine, ops, algorithms, distributed, analysis, frontends. A module may
 import its own layer or a lower one; the algorithm packages may use each other, without a
 circle. The compute (engine, ops, algorithms) names nothing of the analysis, not even by a
 string (``import_module("shadergpgpu.analysis...")``, a registry of module names): the analysis
 observes the compute. These checks read the source (``ast``), function-local imports included,
-so a lazy import cannot hide a circle. A module over ``MAX_LINES`` carries, in its first lines, a line starting with
-``Why this file is long:`` that says why.
+so a lazy import cannot hide a circle. No two modules of the library import each other, directly
+or round a circle (a package that re-exports its submodules is in a circle only where a
+submodule imports the package back).
 """
 import ast
 import pathlib
@@ -20,8 +21,6 @@ RANK = {"engine": 0, "ops": 1, "algorithms": 2, "distributed": 3, "analysis": 4,
 COMPUTE = ("engine", "ops", "algorithms")
 #: a string naming a module of the analysis (absolute, or relative as import_module takes it)
 ANALYSIS_NAME = re.compile(r"^(shadergpgpu\.|\.+)analysis(\.[\w.]+)?$")
-MAX_LINES = 500
-REASON = "Why this file is long:"
 
 
 def _module(path: pathlib.Path) -> str:
@@ -160,16 +159,6 @@ def test_no_import_circle_between_algorithms():
         visit(u)
 
 
-def test_long_modules_say_why():
-    long = []
-    for p in SOURCES:
-        lines = p.read_text().splitlines()
-        if len(lines) > MAX_LINES and not any(l.lstrip().startswith(REASON) for l in lines[:80]):
-            long.append(f"{p.relative_to(ROOT.parent)}: {len(lines)} lines")
-    assert not long, (f"modules over {MAX_LINES} lines without a '{REASON}' line near the "
-                      "top:\n" + "\n".join(long))
-
-
 def test_checks_see_a_violation(tmp_path, monkeypatch):
     """The check can fail: a lazy upward import in a (fake) algorithm module is found."""
     root = tmp_path / "shadergpgpu"
@@ -178,3 +167,103 @@ def test_checks_see_a_violation(tmp_path, monkeypatch):
     probe.write_text("def fit():\n    from ..distributed import fit_mlp\n")
     monkeypatch.setitem(globals(), "ROOT", root)
     assert _upward([probe])[0] == "shadergpgpu.algorithms.probe:2 imports shadergpgpu.distributed"
+
+
+#: circles still being untangled elsewhere (the analysis/reports package has its own owner);
+#: each entry is one circle, as the sorted tuple of its modules
+KNOWN_CIRCLES = {
+    ("shadergpgpu.analysis.reports.common", "shadergpgpu.analysis.reports.model_cases",
+     "shadergpgpu.analysis.reports.predicted"),
+    ("shadergpgpu.analysis.reports.calibrate_calls",
+     "shadergpgpu.analysis.reports.calibrate_kernels",
+     "shadergpgpu.analysis.reports.calibrate_residual"),
+}
+
+
+def _targets(path: pathlib.Path, modules: set):
+    """The modules of the library that ``path`` imports (function-level imports included):
+    ``from pkg import name`` names the module ``pkg.name`` where there is one, else ``pkg``.
+    Importing ``a.b.c`` runs ``a`` and ``a.b`` too, but that is not counted: a package that
+    re-exports its submodules is in a circle only where a submodule imports it back."""
+    mod = _module(path)
+    pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                full = ".".join(base + ([node.module] if node.module else []))
+            else:
+                full = node.module or ""
+            names = [f"{full}.{a.name}" if f"{full}.{a.name}" in modules else full
+                     for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            while name not in modules and "." in name:
+                name = name.rsplit(".", 1)[0]
+            if name in modules and name != mod:
+                yield name
+
+
+def _circles(sources) -> list:
+    """The import circles between modules: each a sorted tuple of the modules of one strongly
+    connected component of the import graph (more than one module)."""
+    modules = {_module(p) for p in sources}
+    graph = {m: set() for m in modules}
+    for p in sources:
+        graph[_module(p)].update(_targets(p, modules))
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def connect(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(tuple(sorted(comp)))
+
+    for v in sorted(graph):
+        if v not in index:
+            connect(v)
+    return sorted(out)
+
+
+def test_no_import_circle_between_modules():
+    circles = [c for c in _circles(SOURCES) if c not in KNOWN_CIRCLES]
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_rule_sees_a_circle(tmp_path, monkeypatch):
+    """The circle rule can fail: two engine modules that import each other (one of them only
+    inside a function) are a circle; a package re-exporting its submodule is not, until the
+    submodule imports the package back."""
+    root = tmp_path / "shadergpgpu"
+    (root / "engine").mkdir(parents=True)
+    (root / "engine" / "__init__.py").write_text("from .a import A\nfrom .b import B\n")
+    (root / "engine" / "a.py").write_text("from .layout import L\nclass A:\n    pass\n")
+    (root / "engine" / "b.py").write_text("from .a import A\nB = A\n")
+    (root / "engine" / "layout.py").write_text("def f():\n    from .b import B\nL = 1\n")
+    (root / "ops").mkdir()
+    (root / "ops" / "__init__.py").write_text("from .sub import g\nVALUE = 1\n")
+    (root / "ops" / "sub.py").write_text("from ..engine import A\ndef g():\n    pass\n")
+    monkeypatch.setitem(globals(), "ROOT", root)
+    sources = sorted(root.rglob("*.py"))
+    assert _circles(sources) == [("shadergpgpu.engine.a", "shadergpgpu.engine.b",
+                                  "shadergpgpu.engine.layout")]
+    (root / "ops" / "sub.py").write_text("from . import VALUE\ndef g():\n    pass\n")
+    assert _circles(sorted(root.rglob("*.py")))[-1] == ("shadergpgpu.ops", "shadergpgpu.ops.sub")

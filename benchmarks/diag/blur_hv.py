@@ -106,7 +106,7 @@ class Variants:
         key = "blur/recipes"
         cache = self.caches.get((id(dev), name))
         if cache is None:
-            cache = self.caches[(id(dev), name)] = blur._RecipeCache(4 << 30)
+            cache = self.caches[(id(dev), name)] = blur.recipes.RecipeCache(4 << 30)
         before = dev._resources.get(key)
         dev._resources[key] = cache
         K, RE = blur.kernels, blur.recursive  # where each setting lives

@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     rng = np.random.default_rng(n)
     X = rng.uniform(0, 255, (n, d)).astype(np.float32)   # benchmarks/sammon.py's data
     X64 = X.astype(np.float64)
-    Xc = (X64 - X64.mean(axis=0)).astype(np.float32)     # as sammon._Run centres it
+    Xc = (X64 - X64.mean(axis=0)).astype(np.float32)     # as sammon.SammonRun centres it
     XA = dev.array(Xc, packed=True, order="row", name="X")
     w = min(max(1, math.isqrt(n - 1) + 1), dev.max_texture_size)
     vlay = Layout(n, 1, True, "row", w)

@@ -56,7 +56,7 @@ def run_variant(dev, name, X, Y0, sum_dn, iters):
     dev.tune(sm.SammonTuning.variant(name))
     est = sm.Sammon(n_components=Y0.shape[1], n_iter=1, step="source", init=Y0,
                     layout="rows", cache=False, tol=None, device=dev)
-    run = sm._Run(dev, X, Y0.astype(np.float64), est, sum_dn=sum_dn)
+    run = sm.run.SammonRun(dev, X, Y0.astype(np.float64), est, sum_dn=sum_dn)
     try:
         assert run.tiled
         t0 = time.perf_counter()
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
             est = sm.Sammon(n_components=3, n_iter=1, step="source", init=Y0, cache=False,
                             tol=None, device=dev)
             t0 = time.perf_counter()
-            setup = sm._Run(dev, X, Y0.astype(np.float64), est)
+            setup = sm.run.SammonRun(dev, X, Y0.astype(np.float64), est)
             sum_dn = setup.sum_dn
             setup.release()
             t_setup = time.perf_counter() - t0

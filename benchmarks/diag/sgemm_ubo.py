@@ -108,16 +108,16 @@ def knobs(cfg: Config):
     """The configuration's unroll and staging, set on the modules for the call (its geometry
     and fragment order: :func:`tuning_of`)."""
     saved = S.VARIANTS[cfg.variant]
-    by_texels = SS._by_texels
+    by_texels = SS.staged_texels
     try:
         if not cfg.texels:
-            SS._by_texels = lambda x, trans: 0
+            SS.staged_texels = lambda x, trans: 0
         if cfg.unroll is not None:
             S.VARIANTS[cfg.variant] = dataclasses.replace(saved, unroll=cfg.unroll)
         yield S.VARIANTS[cfg.variant]
     finally:
         S.VARIANTS[cfg.variant] = saved
-        SS._by_texels = by_texels
+        SS.staged_texels = by_texels
 
 
 class Staged:
@@ -128,14 +128,14 @@ class Staged:
         self.dev, self.cfg, self.M, self.N = dev, cfg, M, N
         with knobs(cfg) as v:
             self.v = S.effective_variant(v, dev)
-            self.plan = S._ubo_plan(self.v, M, N, K, S.Limits.of(dev), cfg.split or 1,
+            self.plan = S.ubo.ubo_plan(self.v, M, N, K, S.Limits.of(dev), cfg.split or 1,
                                     tuning_of(cfg))
-        _, Kp = S._padded(self.v, M, K)
-        self.blk = S._stage_block(dev, A, False, M, K, self.plan)
+        _, Kp = S.variants.padded_shape(self.v, M, K)
+        self.blk = SS.stage_block(dev, A, False, M, K, self.plan)
         if self.v.b_transposed:
-            self.Bs = S._stage_texture(dev, B, True, N, K, self.plan.fw * self.plan.cols, Kp)
+            self.Bs = SS.stage_texture(dev, B, True, N, K, self.plan.fw * self.plan.cols, Kp)
         else:
-            self.Bs = S._stage_texture(dev, B, False, K, N, Kp, N)
+            self.Bs = SS.stage_texture(dev, B, False, K, N, Kp, N)
 
     def release(self):
         self.blk.release()
@@ -202,7 +202,7 @@ def describe(dev, cfg, M, N, K):
         v = S.effective_variant(v, dev)
         if v.a_path != "block":
             return "texture path"
-        p = S._ubo_plan(v, M, N, K, S.Limits.of(dev), cfg.split or 1, tuning_of(cfg))
+        p = S.ubo.ubo_plan(v, M, N, K, S.Limits.of(dev), cfg.split or 1, tuning_of(cfg))
         draws = sum(len(r) for r in p.rects) * len(p.chunks)
         if cfg.mode == "one":
             draws = len(p.chunks)

@@ -28,6 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
+from .speeds import Speeds, tiles
+from ..engine.layout import BufferLayout
+from ..engine.kernels import In, Kernel
+from ..engine.glraw import BufferArray
+from ..engine.counter import PassCounter
+from ..engine.builtin import COPY, FILL, SAXPY
+from ..engine.blocks import BlockArray, BlockLayout
+
 
 def cache_folder() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -88,11 +96,6 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
     interleaved rounds and keeps its fastest, so a burst of load from other work slows one
     round of every probe, not one probe. On a software renderer the profile says
     ``overlap: "sum"`` (host work, ALU, fetches and writes share the CPU cores)."""
-    from ..engine.builtin import COPY, FILL, SAXPY
-    from ..engine.counter import PassCounter
-    from ..engine.glraw import BufferArray
-    from ..engine.kernels import In, Kernel
-    from ..engine.layout import BufferLayout
 
     alu = Kernel("engine/calibrate/alu.frag", uniforms={"n_iter": "int"},
                  loop=lambda a: a.uniforms["n_iter"], name="calibrate/alu",
@@ -160,7 +163,6 @@ def calibrate(dev, quick: bool = False, save: bool = True) -> dict:
         def alloc():
             dev.empty((1, 4)).release()
 
-        from ..engine.blocks import BlockArray, BlockLayout
         blk = BlockArray(dev, BlockLayout(1), reserve=16)       # a texture into a buffer
         made.append(blk)
         probes = {
@@ -321,7 +323,6 @@ def _fit_tiles(costs: dict) -> tuple[tuple, float]:
     accumulating pass over a w x h rectangle adds to an empty one}): per tile of
     :data:`TILE_SIDES` the least squares cost per tile, the tile with the smallest relative
     error (the smaller tile of equal ones); ((0, 0), 0.0) when nothing was measured."""
-    from .model import tiles
     best = (float("inf"), (0, 0), 0.0)
     for tw in TILE_SIDES:
         for th in TILE_SIDES:
@@ -367,7 +368,6 @@ def _read(path: Path) -> dict | None:
 
 def measured_speeds(dev, calibrate_if_missing: bool = True):
     """This device's measured speeds, from the cache folder (calibrating once if missing)."""
-    from .model import Speeds
     path = profile_path(dev)
     d = _read(path)
     if d is None or "host_us" not in d.get("speeds", {}):

@@ -8,9 +8,6 @@ observed call, whatever the number of passes the range is cut into). ``args`` is
 tables (:func:`work_fn`); the library's kernels declare none: their work is here, by name
 (:data:`DECLARED` first, then :data:`TABLE`, then :data:`FAMILIES`).
 
-Why this file is long: it is one table, the work of every library kernel by name; the
-counting conventions below hold for all of it.
-
 Counting conventions (the same for every kernel, so a calibrated rate absorbs the constant):
 
 * flops: one per scalar float add, subtract or multiply; a vec4 multiply-add is 8, a 4-term
@@ -60,7 +57,7 @@ def _is_buffer(layout) -> bool:
     return getattr(layout, "kind", ("",))[0] == "buffer"
 
 
-def _quads(n) -> int:
+def quad_count(n) -> int:
     return -(-int(n) // 4)
 
 
@@ -122,7 +119,7 @@ for _p in ("packed", "unpacked"):
     for _R in (4, 8):
         # per K-quad: 4 DUP fetches + R W fetches (R/4 4x4 blocks, transposed), 32 R flops
         _entry(f"backprop/backprop-tile{_R}-{_p}",
-               lambda a, R=_R: _w(32 * R * _quads(a.W.cols), (4 + R) * _quads(a.W.cols),
+               lambda a, R=_R: _w(32 * R * quad_count(a.W.cols), (4 + R) * quad_count(a.W.cols),
                                   16 * R))
         _entry(f"backprop/delta-tile{_R}-{_p}", lambda a: _w(12, 3, 16))
 
@@ -402,7 +399,7 @@ _declared(r"^sgemm/combine-ubo\d", _combine_ubo_work)
 # backprop: the forward product on uniform-block windows and its gather; the recompute path
 def _ubo_forward_work(a):
     # per K-quad: 4 texels of A, R vec4 of W from the block (no fetch), R x 16 multiply-adds
-    quads = _quads(a.A.rows)
+    quads = quad_count(a.A.rows)
     R = a.defines["TILE_ROWS"]
     return {"flops": 32.0 * R * quads, "fetches": 4.0 * quads, "bytes": 16.0 * R}
 

@@ -13,8 +13,8 @@ import dask.array as da
 import numpy as np
 
 from ..engine import validation as V
-from .cluster import _client, device_info
-from .plugin import _on_device
+from .cluster import resolve_client, device_info
+from .plugin import on_device
 
 #: Largest operand block (elements) matmul puts on a device at once by default: 2^28 float32
 #: values = 1 GiB per operand, ~6 GiB of device memory for one SGEMM block product.
@@ -89,7 +89,7 @@ def _block_product(a_blocks, b_blocks):
         a_blocks, b_blocks = [a_blocks], [b_blocks]
     a_blocks = [np.asarray(a, dtype=np.float32) for a in a_blocks]
     b_blocks = [np.asarray(b, dtype=np.float32) for b in b_blocks]
-    return _on_device(_accumulate_products, a_blocks, b_blocks)
+    return on_device(_accumulate_products, a_blocks, b_blocks)
 
 
 def _accumulate_products(dev, a_blocks, b_blocks):
@@ -152,7 +152,7 @@ def matmul(a, b, client=None, block=None, max_elements: int = MAX_BLOCK_ELEMENTS
     ``beta = 1``), so only one pair of operand blocks and the accumulator occupy the device.
     Worker losses are handled by Dask (the lost tasks are recomputed from the graph).
     """
-    client = _client(client)
+    client = resolve_client(client)
     A, a_dask = _as_dask(a, "a")
     B, b_dask = _as_dask(b, "b")
     M, K = A.shape

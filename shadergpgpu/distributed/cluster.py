@@ -2,7 +2,7 @@
 
 :func:`local_cluster` starts a :class:`DeviceCluster` (one single-threaded worker process per GL
 device, each with a :class:`~shadergpgpu.distributed.plugin.DevicePlugin`) and returns its
-Client; ``_client`` and ``_live_workers`` find the client and its workers; :func:`device_info`
+Client; ``resolve_client`` and ``live_workers`` find the client and its workers; :func:`device_info`
 asks every worker what its device offers; :class:`NoWorkersError` is raised when no worker is
 left.
 """
@@ -21,7 +21,7 @@ from distributed.deploy.local import LocalCluster
 
 from ..engine import validation as V
 from ..engine.errors import ShaderGPGPUError
-from .plugin import DevicePlugin, _on_device
+from .plugin import DevicePlugin, on_device
 
 
 class NoWorkersError(ShaderGPGPUError, RuntimeError):
@@ -163,7 +163,7 @@ def _root_cause(e: BaseException, kind) -> BaseException | None:
     return None
 
 
-def _client(client):
+def resolve_client(client):
     if client is not None:
         return client
     try:
@@ -173,7 +173,7 @@ def _client(client):
                          "local_cluster()) or create a distributed.Client first") from e
 
 
-def _live_workers(client) -> list:
+def live_workers(client) -> list:
     return sorted(client.scheduler_info(n_workers=-1)["workers"]) if _sinfo_takes_n(client) \
         else sorted(client.scheduler_info()["workers"])
 
@@ -197,7 +197,7 @@ def _info(dev, worker=None) -> dict:
 
 
 def _info_task():
-    return _on_device(_info, _worker_address())
+    return on_device(_info, _worker_address())
 
 
 def _worker_address():
@@ -209,8 +209,8 @@ def _worker_address():
 
 def device_info(client=None) -> list[dict]:
     """Per worker: address, pid, GL renderer, texture size, loop cap, EGL device index."""
-    client = _client(client)
-    workers = _live_workers(client)
+    client = resolve_client(client)
+    workers = live_workers(client)
     if not workers:
         raise NoWorkersError("the Dask cluster has no worker")
     futs = [client.submit(_info_task, workers=[w], allow_other_workers=False, pure=False,

@@ -3,7 +3,7 @@
 :class:`DevicePlugin` (a Dask ``WorkerPlugin``, registered under :data:`PLUGIN_NAME`) gives each
 worker process one :class:`~shadergpgpu.engine.device.Device`, made lazily in the plugin's GL
 thread (:class:`_GLThread`: a GL context is bound to the thread that made it current), and keeps
-the device state of sharded computations by token. :func:`worker_device` and ``_on_device`` run
+the device state of sharded computations by token. :func:`worker_device` and ``on_device`` run
 code on that device; :func:`register` installs the plugin on a user's cluster.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ import queue
 import threading
 
 from distributed import WorkerPlugin, get_worker
+from ..engine.device import Device
 
 PLUGIN_NAME = "shadergpgpu-device"
 
@@ -109,7 +110,6 @@ class DevicePlugin(WorkerPlugin):
         await asyncio.wrap_future(self._thread().submit(self._probe))
 
     def _probe(self):
-        from ..engine.device import Device
         Device(**self.device_options).release()
 
     def teardown(self, worker=None):
@@ -146,7 +146,6 @@ class DevicePlugin(WorkerPlugin):
     def device(self):
         """The worker's Device (made on first use); call from the GL thread (:meth:`call`)."""
         if self._device is None:
-            from ..engine.device import Device
             self._device = Device(**self.device_options)
         return self._device
 
@@ -182,7 +181,7 @@ _FALLBACK: DevicePlugin | None = None
 _FALLBACK_LOCK = threading.Lock()
 
 
-def _plugin() -> DevicePlugin:
+def device_plugin() -> DevicePlugin:
     """This worker's plugin; a default one (made here, no start check) where none was
     registered."""
     global _FALLBACK
@@ -204,12 +203,12 @@ def _plugin() -> DevicePlugin:
 def worker_device():
     """The worker's Device, for code already running in its GL thread (a ``setup`` or
     ``step`` of :class:`Shards` receives it as its first argument)."""
-    return _plugin().device()
+    return device_plugin().device()
 
 
-def _on_device(fn, *args, **kwargs):
+def on_device(fn, *args, **kwargs):
     """Task body: ``fn(device, *args, **kwargs)`` in the worker's GL thread."""
-    p = _plugin()
+    p = device_plugin()
     return p.call(lambda: fn(p.device(), *args, **kwargs))
 
 

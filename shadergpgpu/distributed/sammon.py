@@ -12,8 +12,9 @@ import time
 import numpy as np
 
 from ..engine import validation as V
-from .cluster import _client, device_info
+from .cluster import resolve_client, device_info
 from .shards import Shards
+from ..engine.passes import Pass
 
 
 # ---- Sammon mapping, rows of points split across workers -------------------------------------
@@ -33,7 +34,6 @@ def _restricted(p, n: int, lo: int, hi: int, k_pts: int):
     """The prepared pass ``p`` of a Sammon fit, drawn only over the texels of points
     lo .. hi-1: outputs with one texel per point (positions, direction, stress) or one per
     fragment of ``k_pts`` points (the tiled sweep's sums)."""
-    from ..engine.passes import Pass
     lay = next(iter(p.outputs.values())).layout
     if lay.rows == n:
         first, last = lo, hi - 1
@@ -49,7 +49,7 @@ def _restricted(p, n: int, lo: int, hi: int, k_pts: int):
 
 
 class _SammonShard:
-    """One worker's part of a Sammon fit: the single-device fit state (``sammon._Run``: all
+    """One worker's part of a Sammon fit: the single-device fit state (``sammon.SammonRun``: all
     the source points, since the sweep over j needs them, and the position textures) with
     its passes restricted to the texture rows of this worker's points lo .. hi-1 (the i of
     the gather): the setup's row sums of dn (their sum is this worker's part of sum dn) and
@@ -80,7 +80,7 @@ class _SammonShard:
 
         dev.run = rows_only
         try:
-            self.run = run = S._Run(dev, Xc, np.zeros((n, int(est.n_components))), est,
+            self.run = run = S.run.SammonRun(dev, Xc, np.zeros((n, int(est.n_components))), est,
                                     rows=(lo, hi))
         finally:
             del dev.run
@@ -177,10 +177,10 @@ def fit_sammon(est, X, client=None, n_shards=None):
     # the parameters, not the estimator: its device (if any) lives in this process
     params = {k: v for k, v in est.get_params(deep=False).items() if k != "device"}
     common = {"X": X, "params": params}
-    client = _client(client)
+    client = resolve_client(client)
     info = device_info(client)
     k = len(info) if n_shards is None else V.integer(n_shards, "n_shards", lo=1)
-    # shards cut at whole rows of the per-point textures (_Run's near-square wrap)
+    # shards cut at whole rows of the per-point textures (SammonRun's near-square wrap)
     w = min(max(1, math.isqrt(n - 1) + 1), min(i["max_texture_size"] for i in info))
     rows = -(-n // w)
     cuts = sorted({min(n, w * round(rows * t / k)) for t in range(k + 1)} | {0, n})
@@ -189,7 +189,7 @@ def fit_sammon(est, X, client=None, n_shards=None):
         parts = sh.map(_sammon_setup)
         info = parts[0]
         sum_dn = float(sum(p["rowsum"] for p in parts))
-        if not sum_dn > 0 or not math.isfinite(sum_dn):  # pragma: no cover - _Run refuses
+        if not sum_dn > 0 or not math.isfinite(sum_dn):  # pragma: no cover - SammonRun refuses
             raise ValueError("X: all samples coincide (every source distance is 0); the "
                              "Sammon stress is undefined")
         mu = 2.0 * float(est.learning_rate) / sum_dn

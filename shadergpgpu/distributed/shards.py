@@ -18,8 +18,8 @@ import numpy as np
 
 from ..engine import validation as V
 from . import plugin
-from .cluster import NoWorkersError, _client, _live_workers
-from .plugin import PLUGIN_NAME, _plugin
+from .cluster import NoWorkersError, resolve_client, live_workers
+from .plugin import PLUGIN_NAME, device_plugin
 
 
 # ---- sharded iterative computations ----------------------------------------------------------
@@ -49,7 +49,7 @@ def _loss_errors() -> tuple:
 def _shard_step(token, index, data, common, setup, step, args, kwargs):
     """Task: run ``step(dev, state, *args)`` on this worker, building the shard's device state
     from ``data`` first if this worker does not hold it (first step, or after a failure)."""
-    p = _plugin()
+    p = device_plugin()
 
     def run():
         dev = p.device()
@@ -62,7 +62,7 @@ def _shard_step(token, index, data, common, setup, step, args, kwargs):
 
 
 def _drop_task(token):
-    return _plugin().drop(token)
+    return device_plugin().drop(token)
 
 
 def _drop_on_worker(token, dask_worker=None):
@@ -103,7 +103,7 @@ class Shards:
 
     def __init__(self, client, data, setup, n_shards: int | None = None, retries: int = 3,
                  wait_workers: float = 60.0, bounds=None, common=None):
-        self.client = _client(client)
+        self.client = resolve_client(client)
         if isinstance(data, (int, np.integer)) and not isinstance(data, (bool, np.bool_)):
             data = {"_rows": np.empty((V.integer(data, "data", lo=1), 0), np.uint8)}
         elif not isinstance(data, dict):
@@ -169,7 +169,7 @@ class Shards:
     def _workers_or_wait(self) -> list:
         t0 = time.monotonic()
         while True:
-            ws = _live_workers(self.client)
+            ws = live_workers(self.client)
             if ws:
                 return ws
             if time.monotonic() - t0 >= self.wait_workers:

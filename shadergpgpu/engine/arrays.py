@@ -15,7 +15,11 @@ import moderngl
 
 import numpy as np
 
+from . import transfer
 from .layout import Layout
+from .lifetime import Releasable
+# trace.py reads it here (part 3 moves that import to transfer.from_logical)
+from .transfer import from_logical as _from_logical  # noqa: F401
 
 
 def as_float32(x, name: str = "array") -> np.ndarray:
@@ -103,27 +107,6 @@ class TexturePool:
         self._free.clear()
         self._order.clear()
         return n
-
-
-class Releasable:
-    """``with`` blocks and garbage collection call ``release()`` (which must be idempotent)."""
-
-    __slots__ = ()
-
-    def release(self) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.release()
-
-    def __del__(self):
-        try:
-            self.release()
-        except Exception:
-            pass
 
 
 class DeviceArray(Releasable):
@@ -222,7 +205,6 @@ class DeviceArray(Releasable):
         of the array as every pass issued so far leaves it; later passes run while the copy
         does, and ``.result()`` returns the numpy array. See :mod:`shadergpgpu.engine.transfer`.
         """
-        from . import transfer
         self._check()
         self.device.activate()
         if out is not None:
@@ -273,8 +255,7 @@ def upload(array, data: np.ndarray) -> None:
     if dev.tracer is not None:
         dev.tracer.upload(array.texture, data, array)
     dev.report("upload", data.nbytes)
-    from .transfer import write
-    write(array, data)
+    transfer.write(array, data)
 
 
 def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:
@@ -285,10 +266,3 @@ def _to_logical(a: np.ndarray, layout: Layout) -> np.ndarray:
         out[..., :c] = a
         return out.reshape(h, w * 4)
     return a.reshape(layout.rows, layout.cols)
-
-
-def _from_logical(m: np.ndarray, shape: tuple) -> np.ndarray:
-    if len(shape) == 3:
-        h, w, c = shape
-        return np.ascontiguousarray(m.reshape(h, w, 4)[..., :c])
-    return m.reshape(shape)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .arrays import Releasable
+from .lifetime import Releasable
 from .layout import GUARD_VEC4, debug_guard
 
 #: The guaranteed minimum of GL_MAX_UNIFORM_BLOCK_SIZE in OpenGL ES 3.0 / WebGL 2 (bytes); the

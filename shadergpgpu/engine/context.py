@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .errors import CapabilityError
+from .programs import shaders_root
 
 BACKENDS = ("egl", "glfw", "glfw-visible", "standalone")
 
@@ -130,7 +131,6 @@ def probe(ctx, backend: str) -> Capabilities:
     info = ctx.info
     renderable = blending = precise = False
     timer = True
-    from .programs import shaders_root
 
     common = shaders_root() / "common"
     prog = ctx.program(vertex_shader=(common / "fullscreen.vert").read_text(),

@@ -13,9 +13,6 @@ Kernels are declared once (:class:`~shadergpgpu.engine.kernels.Kernel`) and run 
 :meth:`Device.run` / :meth:`Device.prepare` (or by calling the kernel). Compiled programs,
 framebuffers and idle textures are bounded caches (least recently used first out), so memory
 does not grow with the number of distinct shapes.
-
-Why this file is long: the Device is one concept (a context, its arrays, caches and lifetime),
-and its constructor and array methods carry their numpydoc reference.
 """
 from __future__ import annotations
 
@@ -35,16 +32,18 @@ from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
 from .cache import LRU, CacheBounds
 from .errors import CapabilityError
 from .kernels import Kernel, uniform_declarations
-from .lifetime import _free_context, _Token
+from .lifetime import CONTEXT, Token, free_context, trim_caches
 from .limits import Limits
 from .layout import Layout, layout_for
 from .counter import PassCounter
-from .passes import CONTEXT, Compiled
+from .passes import Compiled
 from .drawing import Drawing
 from .programs import ShaderLibrary
 from .scope import PingPong, Scope
-from .transfer import PboPool
+from .transfer import PboPool, read_rect
 from .tuning import Tunable, Tuning
+from .glraw import GLRaw
+from .builtin import FILL
 
 # Loop iterations one fragment may run before the renderer stops the loop. Mesa's llvmpipe
 # (gallivm) ends every loop after 65,535 iterations (nested loops count together) without an
@@ -93,7 +92,7 @@ class Device(Drawing, Tunable):
         max_texture_size, loop_cap = limits.max_texture_size, limits.loop_cap
         cache_size, pool_bytes = caches.programs, caches.pool_bytes
         self.ctx, backend, self.window = _context.create_gl(backend, device_index)
-        self._token = _Token()
+        self._token = Token()
         self._thread = threading.current_thread()
         self._orphans: list = []  # textures of arrays released in other threads
         # what could leave a prepared pass pointing at something gone (an array released, a
@@ -102,7 +101,7 @@ class Device(Drawing, Tunable):
         self._written = ()   # textures the last draw wrote (the counter's dependent passes)
         self._fbo_epoch = 0  # moves only when a framebuffer is dropped (part of the epoch)
         # a device dropped without release() frees its context when collected
-        self._finalizer = weakref.finalize(self, _free_context, self.ctx, self.window,
+        self._finalizer = weakref.finalize(self, free_context, self.ctx, self.window,
                                            self._token)
         CONTEXT.current = None
         self.activate()
@@ -320,7 +319,6 @@ class Device(Drawing, Tunable):
 
     def fill(self, a: DeviceArray, value: float) -> None:
         """Set every texel of ``a`` (padding included) to ``value`` in one pass."""
-        from .builtin import FILL
         self.run(FILL, a, uniforms={"value": float(value)})
 
     @contextmanager
@@ -419,7 +417,6 @@ class Device(Drawing, Tunable):
     def read_rect(self, a: DeviceArray, rect) -> np.ndarray:
         """The raw texels (RGBA float32, row by row) of ``a``'s texture inside ``rect`` = (x, y,
         w, h), read back now: for the host's small decisions (a state texel)."""
-        from .transfer import read_rect
         return read_rect(self, a, rect)
 
     def _set_tracer(self, tracer) -> None:
@@ -434,7 +431,6 @@ class Device(Drawing, Tunable):
 
         Arrays the user holds stay valid; prepared passes compile again on their next run.
         Afterwards :meth:`memory` reports only the user's live arrays."""
-        from .lifetime import trim_caches
         return trim_caches(self)
 
     def memory(self) -> dict:
@@ -468,7 +464,6 @@ class Device(Drawing, Tunable):
             self.activate()
         f = self._flush_fn
         if f is None:
-            from .glraw import GLRaw
             f = self._flush_fn = GLRaw.get().glFlush
         f()
 

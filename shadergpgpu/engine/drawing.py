@@ -18,7 +18,8 @@ from .arrays import DeviceArray
 from .calls import QUICK_LAYOUTS, QuickCall, _live, _Signature
 from .kernels import Kernel, check_uniform
 from .observe import Observable
-from .passes import CONTEXT, Compiled, Pass, blend_mode
+from .lifetime import CONTEXT
+from .passes import Compiled, Pass, blend_mode
 
 _BLEND_EQ = {"add": moderngl.FUNC_ADD, "max": moderngl.MAX, "min": moderngl.MIN}
 

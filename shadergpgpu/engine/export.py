@@ -13,9 +13,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from .kernels import REGISTRY, Kernel
+from .kernels import Kernel, REGISTRY, uniform_declarations
 from .layout import glsl_input, glsl_output
 from .profiles import load as load_profile
+from .programs import ShaderLibrary, shaders_root
+from .blocks import ES_MIN_UNIFORM_BLOCK_SIZE, glsl_block_input
+from . import builtin  # noqa: F401  (declares the engine's kernels, which the export lists)
 
 #: a samplerBuffer in code, not in a comment
 _BUFFER_USE = re.compile(r"^(?:(?!//).)*\bsamplerBuffer\b", re.M)
@@ -49,7 +52,6 @@ KERNEL_MODULES = ("shadergpgpu.algorithms.backprop", "shadergpgpu.algorithms.sge
 def library_kernels() -> dict:
     """Every kernel the library declares (importing the modules that declare them)."""
     import importlib
-    from . import builtin  # noqa: F401
     for m in KERNEL_MODULES:
         importlib.import_module(m)
     return dict(REGISTRY.kernels)
@@ -62,7 +64,6 @@ def final_source(kernel: Kernel, library, defines: dict | None = None,
     pre = []
     for n, spec in kernel.inputs.items():
         if spec.block:  # a uniform-block window of the ES 3.0 minimum block size
-            from .blocks import ES_MIN_UNIFORM_BLOCK_SIZE, glsl_block_input
             pre.append((f"<input {n}>",
                         glsl_block_input(("block", ES_MIN_UNIFORM_BLOCK_SIZE // 16), n)))
             continue
@@ -75,7 +76,6 @@ def final_source(kernel: Kernel, library, defines: dict | None = None,
             kind = ("texture", True, spec.order, False)
         pre.append((f"<input {n}>", glsl_input(kind, n)))
     pre += [(f"<output {n}>", glsl_output(tex, n, loc)) for loc, n in enumerate(kernel.outputs)]
-    from .kernels import uniform_declarations
     pre.append(("<uniforms>", uniform_declarations(kernel)))
     body = library.body(kernel.file, kernel.source, kernel.root, kernel.name)
     kernel.check_source(body.text)
@@ -83,11 +83,9 @@ def final_source(kernel: Kernel, library, defines: dict | None = None,
 
 
 def _library():
-    from .programs import ShaderLibrary
 
     class _NoCtx(ShaderLibrary):
         def __init__(self):  # noqa: D401 - assembling only, no GL context
-            from .programs import shaders_root
             self.root = shaders_root()
             self.user_root = None
             self._files = {}

@@ -17,7 +17,7 @@ import ctypes.util
 
 import numpy as np
 
-from .arrays import Releasable
+from .lifetime import Releasable
 from .layout import BufferLayout
 
 GL_TEXTURE0 = 0x84C0

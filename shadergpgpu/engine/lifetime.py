@@ -1,14 +1,49 @@
-"""A device's life: the token that stands for it in the record of the current context, and the
+"""A device's life: the record of the current context (:data:`CONTEXT`), the token that stands
+for a device in it, :class:`Releasable` (what ``with`` and garbage collection release), and the
 release of its context (from :meth:`Device.release` or when a dropped device is collected),
 handing the heap back to the OS."""
 from __future__ import annotations
 
-from .passes import CONTEXT
+import threading
 
 
-class _Token:
+class ContextState(threading.local):
+    """Which device's GL context is current in this thread: the current device's token (a
+    plain object, so that this record never keeps a dropped device alive). A GL context is
+    current in one thread at a time: a device is used from the thread that made it (another
+    thread gets a clear error; :func:`~shadergpgpu.engine.device.get_device` gives each thread
+    its own default device)."""
+
+    current = None
+
+
+CONTEXT = ContextState()
+
+
+class Releasable:
+    """``with`` blocks and garbage collection call ``release()`` (which must be idempotent)."""
+
+    __slots__ = ()
+
+    def release(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:
+            pass
+
+
+class Token:
     """Stands for a device in the process-wide record of the current context (see
-    :class:`~shadergpgpu.engine.passes.ContextState`) and says whether it is still alive."""
+    :class:`ContextState`) and says whether it is still alive."""
 
     __slots__ = ("alive",)
 
@@ -16,7 +51,7 @@ class _Token:
         self.alive = True
 
 
-def _free_context(ctx, window, token) -> None:
+def free_context(ctx, window, token) -> None:
     """Release a device's context (its GL objects go with it): from :meth:`Device.release` or
     when a dropped device is collected."""
     token.alive = False

@@ -8,9 +8,11 @@ pass under the current phase label (``with device.phase("forward"): ...``).
 from __future__ import annotations
 
 import math
-import threading
 
 from .counter import STALE
+from .lifetime import CONTEXT
+from .glraw import set_sampler_unit
+from .kernels import check_uniform
 
 BLEND_MODES = (None, "add", "max", "min")
 #: uniform values a prepared pass writes as they are and may skip when the program holds the
@@ -53,7 +55,6 @@ class Compiled:
         for name, unit in self.units:
             sampler = f"sg_{name}"
             if name in buffer_inputs:
-                from .glraw import set_sampler_unit
                 set_sampler_unit(program, sampler, unit)
             elif sampler in program:
                 program[sampler].value = unit
@@ -397,7 +398,6 @@ class Pass:
                 self.run(**{name: v})
             return len(values)
         t = self.kernel.uniforms[name][0]
-        from .kernels import check_uniform
         rest = values[1:]
         kinds = set(map(type, rest))
         if t == "int" and kinds == {int} and -2**31 <= min(rest) and max(rest) < 2**31:
@@ -485,16 +485,3 @@ def _binder(arr):
     """The cheapest callable that binds ``arr`` to a texture unit."""
     tex = getattr(arr, "texture", None)
     return tex.use if tex is not None and type(arr).__name__ == "DeviceArray" else arr.bind
-
-
-class ContextState(threading.local):
-    """Which device's GL context is current in this thread: the current device's token (a
-    plain object, so that this record never keeps a dropped device alive). A GL context is
-    current in one thread at a time: a device is used from the thread that made it (another
-    thread gets a clear error; :func:`~shadergpgpu.engine.device.get_device` gives each thread
-    its own default device)."""
-
-    current = None
-
-
-CONTEXT = ContextState()

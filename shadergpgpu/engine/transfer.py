@@ -28,6 +28,7 @@ import ctypes
 
 import numpy as np
 
+from .glraw import GLRaw
 from .tuning import EngineTuning
 
 # The size from which readbacks go through a pixel buffer object, whether buffer objects are
@@ -57,7 +58,6 @@ class MappedBuffer:
     device (returns at once; the caller's array may change afterwards)."""
 
     def __init__(self, ctx, nbytes: int, write: bool = False):
-        from .glraw import GLRaw
         gl = self._gl = GLRaw.get().buffers()
         GLRaw.get().drain()
         name = ctypes.c_uint(0)
@@ -113,7 +113,6 @@ class MappedBuffer:
     def upload(self, array, data: np.ndarray) -> None:
         """Copy ``data`` (the texture's texels, C-contiguous float32) into this buffer, then
         start its copy into ``array``'s texture."""
-        from .glraw import GLRaw
         self._wait()                  # the previous upload from this buffer has been consumed
         flat = data.reshape(-1).view(np.uint8)
         if flat.size != self.size:
@@ -243,10 +242,9 @@ def _direct(array) -> bool:
 
 def _finish(array, raw, out):
     """The readback ``raw`` (texels) shaped as ``array``, in ``out`` when given."""
-    from .arrays import _from_logical
     if raw is out:
         return out
-    res = _from_logical(array.layout.unpack_array(raw), array.shape)
+    res = from_logical(array.layout.unpack_array(raw), array.shape)
     if out is None:
         return res
     np.copyto(out, res)
@@ -362,3 +360,11 @@ def write(array, data: np.ndarray) -> None:
                 dev._pbos.give(buf)
             return
     array.texture.write(data)
+
+
+def from_logical(m: np.ndarray, shape: tuple) -> np.ndarray:
+    """The (rows, cols) matrix ``m`` shaped back as the user's array (``shape``)."""
+    if len(shape) == 3:
+        h, w, c = shape
+        return np.ascontiguousarray(m.reshape(h, w, 4)[..., :c])
+    return m.reshape(shape)

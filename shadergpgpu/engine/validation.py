@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils import check_array, check_scalar
 
 from .arrays import DeviceArray, as_float32
+from .device import get_device
 
 __all__ = ["as_float32", "array", "choice", "device_values", "integer", "pick_device", "real",
            "device_array", "MAX_EXACT_INT"]
@@ -132,5 +133,4 @@ def pick_device(device, arrays):
         raise ValueError("the DeviceArray arguments live on different devices")
     if devs:
         return next(iter(devs.values()))
-    from .device import get_device
     return get_device()

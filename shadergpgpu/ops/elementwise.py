@@ -27,9 +27,6 @@ Rules (see ``docs/ops.md``):
 * **Input conversion**: float64 is rounded to float32 (finite values beyond float32's range are
   refused); integer arrays must lie within +-2**24 (exact in float32); complex, object and
   string arrays and empty arrays are refused; NaN and inf pass through unchanged.
-
-Why this file is long: the parameter parsing, the generated GLSL and the two call paths are one
-concept (CuPy's ``ElementwiseKernel``), and the class carries its numpydoc reference.
 """
 from __future__ import annotations
 

@@ -26,6 +26,8 @@ import numpy as np
 from ..engine.arrays import DeviceArray
 from ..engine.kernels import In, Split, declare
 from ..engine import validation as _v
+from ..engine.limits import ceil_div
+from ..engine.layout import Layout
 
 #: floating-point operations per point and feature of the fused pair evaluation (two
 #: differences, two multiply-adds; counted as in the source: 6 per 3 loads)
@@ -34,17 +36,17 @@ FLOPS_PER_POINT_FEATURE = 6
 #: the two data layouts every RBF kernel reads
 DATA_INPUTS = {"XC": In(packed=True, order="col"), "XR": In(packed=True, order="row")}
 _FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment walks)
-_HINT = "X has too many features (n_features) for one pass on this device"
+HINT = "X has too many features (n_features) for one pass on this device"
 
 #: fused: both kernel rows in one walk over the features (the normal path)
 RBF_PAIR = declare("ops/rbf/pair.frag", inputs=DATA_INPUTS, outputs=2,
                    uniforms={"h": "int", "l": "int", "gamma": "float"}, loop=_FEATURES,
-                   name="rbf/pair", hint=_HINT)
+                   name="rbf/pair", hint=HINT)
 #: split path: partial squared distances over a range of feature texels (blended sums)
 RBF_PAIR_D2 = declare("ops/rbf/pair_d2.frag", inputs=DATA_INPUTS, outputs=2,
                       uniforms={"h": "int", "l": "int"},
                       split=Split("d4", length=_FEATURES, cost=1), name="rbf/pair_d2",
-                      hint=_HINT)
+                      hint=HINT)
 #: split path: the exponential of the summed distances
 RBF_EXP_PAIR = declare("ops/rbf/exp_pair.frag",
                        inputs={"D0": In(like="OUT0"), "D1": In(like="OUT0")}, outputs=2,
@@ -60,7 +62,6 @@ VECTOR_WRAP = 128
 def over_cap(dev, n_features: int) -> bool:
     """Whether one fragment's walk over ``n_features`` exceeds ``dev``'s loop cap (then the
     split path runs: distances in blended passes, the exponential in one more)."""
-    from ..engine.limits import ceil_div
     return dev.loop_cap is not None and ceil_div(int(n_features), 4) > dev.loop_cap
 
 
@@ -68,7 +69,6 @@ def pair_passes(n_features: int, loop_cap: int | None = None,
                 float_blend: bool = True) -> int:
     """Passes of one :meth:`RBFData.pair_device` call (``float_blend=False``: the cuts after
     the first accumulate by ping-pong passes, 1 + 2 per output each)."""
-    from ..engine.limits import ceil_div
     texels = ceil_div(int(n_features), 4)
     if loop_cap is None or texels <= loop_cap:
         return 1
@@ -118,7 +118,6 @@ class RBFData:
         dev = self.device
         if VECTOR_WRAP is None:
             return dev.empty((self.n_pad,))
-        from ..engine.layout import Layout
         lay = Layout.wrapped_vector(self.n_pad, VECTOR_WRAP, dev.max_texture_size)
         return dev.alloc(lay, (self.n_pad,))
 

@@ -95,7 +95,7 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 ``backprop.BackpropNet`` ... keep working):
 
 * ``kernels.py``: the kernels of both schedules, declared once (``shaders/algorithms/backprop/``).
-* ``adapt.py``: what the schedules adapt to (:func:`limits`), the choices made from it
+* ``geometry.py``: what the schedules adapt to (:func:`limits`), the choices made from it
   (:func:`tile_rows`, :func:`update_chunk`, squarish temporaries, the device's
   :class:`BackpropTuning`) and the passes of split kernels.
 * ``tuning.py``: :class:`BackpropTuning`, the fused schedule's choices (set them on the
@@ -123,9 +123,9 @@ Where things live (the public names are re-exported here, so ``backprop.MLP``,
 from __future__ import annotations
 
 # every submodule imported: the kernels are declared on import
-from . import (adapt, checks, estimator, fused, kernels, minibatch, network, paper, paper_fit,
+from . import (checks, estimator, fused, geometry, kernels, minibatch, network, paper, paper_fit,
                reference, tuning, ubo)
-from .adapt import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
+from .geometry import FRAGMENT_COST, FUSE_MAX_UP, limits, tile_rows, update_chunk
 from .checks import check_net_fits, init_weights, net_arrays
 from .estimator import MLP, MLPClassifier, MLPRegressor
 from .minibatch import MinibatchTrainer
@@ -136,7 +136,7 @@ from .tuning import BackpropTuning
 
 __all__ = ["BackpropNet", "BackpropTuning", "FRAGMENT_COST", "FUSE_MAX_UP", "GRID_VIEW", "MLP",
            "MLPClassifier", "MLPRegressor", "MinibatchTrainer", "NumpyMLP",
-           "Probe", "SCHEDULES", "TILE_ROWS", "adapt", "check_net_fits", "checks",
+           "Probe", "SCHEDULES", "TILE_ROWS", "geometry", "check_net_fits", "checks",
            "device_forward", "estimator", "fused", "init_weights",
            "kernels", "limits", "minibatch", "net_arrays", "network", "numpy_forward",
            "numpy_step", "paper", "paper_fit", "reference", "tile_rows", "tuning", "ubo",

@@ -13,11 +13,11 @@ import numpy as np
 from ...engine import validation as val
 from ...engine.errors import TooLargeError
 from ...engine.layout import Layout
-from .adapt import _grid_w, _squarish_layout, tile_rows, update_chunk
+from .geometry import grid_width, squarish_layout, tile_rows, update_chunk
 
 
 # ---- validation --------------------------------------------------------------------------------
-def _check_sizes(sizes, name="sizes"):
+def check_sizes(sizes, name="sizes"):
     try:
         sizes = list(sizes)
     except TypeError:
@@ -27,7 +27,7 @@ def _check_sizes(sizes, name="sizes"):
     return [val.integer(s, f"{name}[{i}]", lo=1) for i, s in enumerate(sizes)]
 
 
-def _check_targets(t, n, name="T"):
+def check_targets(t, n, name="T"):
     a = val.array(t, name, ndim=(1, 2))
     if a.ndim == 1:
         a = a[:, None]
@@ -39,7 +39,7 @@ def _check_targets(t, n, name="T"):
     return a
 
 
-def _check_weights(weights, name="weights", sizes=None, n_features=None):
+def check_weights(weights, name="weights", sizes=None, n_features=None):
     """A list of K (L_m + 1, L_{m+1}) real matrices that chain (threshold row 0)."""
     if isinstance(weights, np.ndarray) or not isinstance(weights, (list, tuple)):
         raise TypeError(f"{name} must be a list of weight matrices, got "
@@ -71,7 +71,7 @@ def _check_weights(weights, name="weights", sizes=None, n_features=None):
 
 def init_weights(sizes, seed=0) -> list:
     """Seeded initial weights: uniform in +-sqrt(6 / (fan_in + 1 + fan_out)), thresholds too."""
-    sizes = _check_sizes(sizes)
+    sizes = check_sizes(sizes)
     rng = np.random.default_rng(seed)
     out = []
     for a, b in zip(sizes[:-1], sizes[1:]):
@@ -101,13 +101,13 @@ def net_arrays(lim, sizes, N: int, packed: bool = True, schedule: str = "paper",
         return out
     if schedule == "fused":
         # the output layer (and its errors, targets) wrapped into a squarer texture
-        lay = _squarish_layout(mx, L[K] + 1, N, p)
+        lay = squarish_layout(mx, L[K] + 1, N, p)
         out[K] = (f"activations of layer {K}", (L[K] + 1, N, p, "row", lay.max_size), (K, -1))
-        gw = _grid_w(N, p)
+        gw = grid_width(N, p)
         nchunk = -(-gw // update_chunk(gw, lim.loop_cap))
         for m in range(K):
             R = tile_rows(lim.max_outputs, L[m + 1])
-            lay = _squarish_layout(mx, nchunk * -(-L[m + 1] // R), L[m] + 1)
+            lay = squarish_layout(mx, nchunk * -(-L[m + 1] // R), L[m] + 1)
             out.append((f"partial gradients of layer {m + 1}",
                         (lay.rows, lay.cols, True, "row", lay.max_size), (m, m + 1, -1)))
     else:

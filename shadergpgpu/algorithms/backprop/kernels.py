@@ -6,7 +6,7 @@ registry and the pass plans see every backprop kernel.
 from __future__ import annotations
 
 from ...engine.kernels import In, Split, declare
-from .adapt import _quads
+from .geometry import quad_count
 
 # ---- kernels ---------------------------------------------------------------------------------
 # Activations, errors and targets are (L + 1) x N matrices, packed (four training vectors per
@@ -14,7 +14,7 @@ from .adapt import _quads
 # (a call with the other packing is refused before any GL work). Weights and gradient sums are
 # unpacked and read by element. Every size is a shape macro or a uniform: one program per
 # kernel and layout kind serves every network.
-_HINT = "use a smaller layer, or the paper schedule"
+HINT = "use a smaller layer, or the paper schedule"
 
 
 def _pair(file, name, inputs, **kw):
@@ -41,19 +41,19 @@ def _rows_or_buffer(p):
 # fused schedule, direct kernels (one output texel per fragment; any layout of W): the
 # forward pass of weights kept unpacked (a paper-schedule net's probe) and the error
 # backpropagation of a thin upper layer (four or fewer neurons: nothing to reuse)
-FWD = _pair("fused_forward.frag", "forward", lambda p: {"W": In(), "A": _rows(p)},
-            defines={"OUTPUT_LAYER": 0}, loop=lambda a: a.A.rows, hint=_HINT)
-FWD_OUT = _pair("fused_forward.frag", "forward-output",
-                lambda p: {"W": In(), "A": _rows(p), "T": In(like="OUT")},
-                outputs=("OUT", "DELTA"), defines={"OUTPUT_LAYER": 1},
-                loop=lambda a: a.A.rows, hint=_HINT)
-FWD_SUM = _pair("fused_sum.frag", "forward-sum", lambda p: {"W": In(), "A": _rows(p)},
-                split=Split("i", length=lambda a: a.A.rows))
-ACT = _pair("fused_activate.frag", "activate-fused", lambda p: {"Z": In(like="OUT")},
-            defines={"OUTPUT_LAYER": 0})
-ACT_OUT = _pair("fused_activate.frag", "activate-output",
-                lambda p: {"Z": In(like="OUT"), "T": In(like="OUT")},
-                outputs=("OUT", "DELTA"), defines={"OUTPUT_LAYER": 1})
+FORWARD = _pair("fused_forward.frag", "forward", lambda p: {"W": In(), "A": _rows(p)},
+                defines={"OUTPUT_LAYER": 0}, loop=lambda a: a.A.rows, hint=HINT)
+FORWARD_OUTPUT = _pair("fused_forward.frag", "forward-output",
+                       lambda p: {"W": In(), "A": _rows(p), "T": In(like="OUT")},
+                       outputs=("OUT", "DELTA"), defines={"OUTPUT_LAYER": 1},
+                       loop=lambda a: a.A.rows, hint=HINT)
+FORWARD_SUM = _pair("fused_sum.frag", "forward-sum", lambda p: {"W": In(), "A": _rows(p)},
+                    split=Split("i", length=lambda a: a.A.rows))
+ACTIVATE_FUSED = _pair("fused_activate.frag", "activate-fused", lambda p: {"Z": In(like="OUT")},
+                       defines={"OUTPUT_LAYER": 0})
+ACTIVATE_OUTPUT = _pair("fused_activate.frag", "activate-output",
+                        lambda p: {"Z": In(like="OUT"), "T": In(like="OUT")},
+                        outputs=("OUT", "DELTA"), defines={"OUTPUT_LAYER": 1})
 BACKPROP = _pair("fused_backprop.frag", "backprop",
                  lambda p: {"W": In(), "DUP": _rows(p), "A": In(like="OUT")},
                  split=Split("k", length=lambda a: a.W.cols))
@@ -66,7 +66,7 @@ TILE_ROWS = (1, 4, 8)
 # the weights as a product operand: the column-packed texture, or a buffer mirror of it (the
 # same texels: W^T packed by rows), which a software rasteriser fetches faster
 _WOP = In(buffer="either", packed=True)
-_BLOCK = In(block=True)          # a uniform-block window (adapt.UBO_BLOCK_BYTES)
+_BLOCK = In(block=True)          # a uniform-block window (geometry.UBO_BLOCK_BYTES)
 
 
 def _neurons(lay) -> int:
@@ -112,107 +112,110 @@ def _fwd_inputs(rc, last):
 
 
 # rc: the layer multiplied is recomputed from the one below it (X, WL) instead of read
-FWD_TILE = {rc: _tiled("tile_forward.frag", "forward-tile" + ("-rc" if rc else ""),
-                       _fwd_inputs(rc, False),
-                       defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": int(rc),
-                                "WUBO": 0},
-                       split=Split("q", length=lambda a: _quads(_b_rows(a))))
-            for rc in (False, True)}
-FWD_DIRECT = {(last, rc): _tiled("tile_forward.frag", "forward-direct"
-                                 + ("-output" if last else "") + ("-rc" if rc else ""),
-                                 _fwd_inputs(rc, last), rows=(1,),
-                                 outputs=("OUT", "DELTA") if last else ("OUT",),
-                                 defines={"ACTIVATE": 1, "OUTPUT_LAYER": int(last),
-                                          "RECOMPUTE": int(rc), "WUBO": 0},
-                                 loop=lambda a: _quads(_b_rows(a)), hint=_HINT)[1]
-              for last in (False, True) for rc in (False, True)}
-TACT = {last: _tiled("tile_activate.frag", "activate-tile" + ("-output" if last else ""),
-                     (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
-                     (lambda p, R: _prows(R, p)),
-                     outputs=("OUT", "DELTA") if last else ("OUT",),
-                     defines={"OUTPUT_LAYER": int(last), "WINDOWS": 0})
-        for last in (False, True)}
+FORWARD_TILE = {rc: _tiled("tile_forward.frag", "forward-tile" + ("-rc" if rc else ""),
+                           _fwd_inputs(rc, False),
+                           defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": int(rc),
+                                    "WUBO": 0},
+                           split=Split("q", length=lambda a: quad_count(_b_rows(a))))
+                for rc in (False, True)}
+FORWARD_DIRECT = {(last, rc): _tiled("tile_forward.frag", "forward-direct"
+                                     + ("-output" if last else "") + ("-rc" if rc else ""),
+                                     _fwd_inputs(rc, last), rows=(1,),
+                                     outputs=("OUT", "DELTA") if last else ("OUT",),
+                                     defines={"ACTIVATE": 1, "OUTPUT_LAYER": int(last),
+                                              "RECOMPUTE": int(rc), "WUBO": 0},
+                                     loop=lambda a: quad_count(_b_rows(a)), hint=HINT)[1]
+                  for last in (False, True) for rc in (False, True)}
+ACTIVATE_TILE = {last: _tiled("tile_activate.frag", "activate-tile" + ("-output" if last else ""),
+                              (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
+                              (lambda p, R: _prows(R, p)),
+                              outputs=("OUT", "DELTA") if last else ("OUT",),
+                              defines={"OUTPUT_LAYER": int(last), "WINDOWS": 0})
+                 for last in (False, True)}
 
 
 
-# the forward product with the weights from uniform-block windows (adapt._ubo_forward): one
+# the forward product with the weights from uniform-block windows (geometry.ubo_forward_plan): one
 # draw per window, every fragment of a block of target rows reading one address per K-quad;
 # its gather pass maps the windows' rows back (uniforms hw: tile rows per window, rpt: target
-# texture rows per tile row, adapt._ubo_targets)
-UFWD_TILE = _tiled("tile_forward.frag", "forward-ubo",
-                   lambda p, R: {"WB": _BLOCK, "A": _rows(p)}, rows=(4, 8),
-                   uniforms={"hw": "int", "rpt": "int"},
-                   defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": 0, "WUBO": 1},
-                   loop=lambda a: _quads(a.A.rows), hint=_HINT)
-UTACT = {last: _tiled("tile_activate.frag", "activate-ubo" + ("-output" if last else ""),
-                      (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
-                      (lambda p, R: _prows(R, p)), rows=(4, 8),
-                      outputs=("OUT", "DELTA") if last else ("OUT",),
-                      uniforms={"hw": "int", "rpt": "int"},
-                      defines={"OUTPUT_LAYER": int(last), "WINDOWS": 1})
-         for last in (False, True)}
-BP_TILE = _tiled("tile_backprop.frag", "backprop-tile",
-                 lambda p, R: {"W": _WOP, "DUP": _rows(p)}, rows=(4, 8),
-                 split=Split("q", length=lambda a: _quads(_neurons(a.W))))
-TDELTA = _tiled("tile_delta.frag", "delta-tile", lambda p, R: dict(_prows(R, p), A=In(like="OUT")),
-                rows=(4, 8), outputs=("OUT",))
-PART_TILE = {rc: _tiled("tile_partial.frag", "update-tile" + ("-rc" if rc else ""),
-                        (lambda p, R: {"D": _rows(p), "X": _rows_or_buffer(p), "WL": _WOP})
-                        if rc else (lambda p, R: {"D": _rows(p), "A": _rows_or_buffer(p)}),
-                        uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
-                        defines={"FUSED_DELTA": 0, "RECOMPUTE": int(rc)})
-             for rc in (False, True)}
+# texture rows per tile row, geometry.ubo_targets)
+FORWARD_UBO = _tiled("tile_forward.frag", "forward-ubo",
+                     lambda p, R: {"WB": _BLOCK, "A": _rows(p)}, rows=(4, 8),
+                     uniforms={"hw": "int", "rpt": "int"},
+                     defines={"ACTIVATE": 0, "OUTPUT_LAYER": 0, "RECOMPUTE": 0, "WUBO": 1},
+                     loop=lambda a: quad_count(a.A.rows), hint=HINT)
+ACTIVATE_UBO = {last: _tiled("tile_activate.frag", "activate-ubo" + ("-output" if last else ""),
+                             (lambda p, R: dict(_prows(R, p), T=In(like="OUT"))) if last else
+                             (lambda p, R: _prows(R, p)), rows=(4, 8),
+                             outputs=("OUT", "DELTA") if last else ("OUT",),
+                             uniforms={"hw": "int", "rpt": "int"},
+                             defines={"OUTPUT_LAYER": int(last), "WINDOWS": 1})
+                for last in (False, True)}
+BACKPROP_TILE = _tiled("tile_backprop.frag", "backprop-tile",
+                       lambda p, R: {"W": _WOP, "DUP": _rows(p)}, rows=(4, 8),
+                       split=Split("q", length=lambda a: quad_count(_neurons(a.W))))
+DELTA_TILE = _tiled("tile_delta.frag", "delta-tile",
+                    lambda p, R: dict(_prows(R, p), A=In(like="OUT")),
+                    rows=(4, 8), outputs=("OUT",))
+UPDATE_TILE = {rc: _tiled("tile_partial.frag", "update-tile" + ("-rc" if rc else ""),
+                          (lambda p, R: {"D": _rows(p), "X": _rows_or_buffer(p), "WL": _WOP})
+                          if rc else (lambda p, R: {"D": _rows(p), "A": _rows_or_buffer(p)}),
+                          uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
+                          defines={"FUSED_DELTA": 0, "RECOMPUTE": int(rc)})
+               for rc in (False, True)}
 # the first weight layer's gradient when the layer above the hidden one has at most four
 # neurons: its errors are made inside the partial sums instead of by a pass of their own
 # (rc: and the hidden layer's activations too, from the inputs and the first weights)
-PART_FUSED = {rc: _tiled("tile_partial.frag", "update-fused-tile" + ("-rc" if rc else ""),
-                         (lambda p, R: {"A": _rows_or_buffer(p), "DUP": _rows(p), "WU": In(),
-                                        "WL": _WOP})
-                         if rc else
-                         (lambda p, R: {"A": _rows_or_buffer(p), "AH": _rows(p), "DUP": _rows(p),
-                                        "WU": In()}),
-                         uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
-                         defines={"FUSED_DELTA": 1, "RECOMPUTE": int(rc)})
-              for rc in (False, True)}
-TAPPLY = _tiled("tile_apply.frag", "apply-tile", lambda p, R: dict(_prows(R), W=In(like="OUT")),
-                packings=None, outputs=("OUT",), uniforms={"eta": "float"},
-                split=lambda R: Split("s", length=lambda a: a.P0.rows // -(-a.W.cols // R)))
+UPDATE_FUSED_TILE = {rc: _tiled("tile_partial.frag", "update-fused-tile" + ("-rc" if rc else ""),
+                                (lambda p, R: {"A": _rows_or_buffer(p), "DUP": _rows(p), "WU": In(),
+                                               "WL": _WOP})
+                                if rc else
+                                (lambda p, R: {"A": _rows_or_buffer(p), "AH": _rows(p),
+                                               "DUP": _rows(p), "WU": In()}),
+                                uniforms={"chunk": "int"}, loop=lambda a: a.uniforms["chunk"],
+                                defines={"FUSED_DELTA": 1, "RECOMPUTE": int(rc)})
+                     for rc in (False, True)}
+APPLY_TILE = _tiled("tile_apply.frag", "apply-tile", lambda p, R: dict(_prows(R), W=In(like="OUT")),
+                    packings=None, outputs=("OUT",), uniforms={"eta": "float"},
+                    split=lambda R: Split("s", length=lambda a: a.P0.rows // -(-a.W.cols // R)))
 
 
-# fused schedule on uniform blocks, the recompute path (adapt._ubo_recompute): forward through
+# fused schedule on uniform blocks, the recompute path (geometry.ubo_recompute): forward through
 # both layers with the weights from uniform blocks (one address per loop step for the whole
 # draw), the gradients of both layers in one pass per hidden unit, one apply pass per layer.
-# Every block input is a window of adapt.UBO_BLOCK_BYTES (one program for every width).
-_RC_DEFINES = {"IN_ROWS": 4, "OUTS": 1, "SIG_NEWTON": 0, "STRIDED": 1}
-RC_FWD = _pair("rc_forward.frag", "rc-forward",
-               lambda p: {"X": _rows(p), "T": In(like="OUT"), "WB1": _BLOCK, "WB2": _BLOCK},
-               outputs=("OUT", "DELTA"), uniforms={"nh": "int", "nq": "int"},
-               defines=_RC_DEFINES, loop=lambda a: a.uniforms["nq"], hint=_HINT)
-RC_GRAD = _pair("rc_gradient.frag", "rc-gradient",
-                lambda p: {"X": _rows(p), "DO": _rows(p), "W1": In(packed=True, order="col"),
-                           "W2": In(packed=True, order="col")},
-                outputs=2, uniforms={"chunk": "int"}, defines=_RC_DEFINES,
-                loop=lambda a: a.uniforms["chunk"], hint=_HINT)
-RC_APPLY = {layer: declare("algorithms/backprop/rc_apply.frag",
-                           inputs={"W": In(like="OUT"), "P": In(packed=True, order="row")},
-                           uniforms={"eta": "float"}, defines={"LAYER": layer},
-                           loop=lambda a: a.P.rows,
-                           name=f"backprop/rc-apply{layer}", hint=_HINT)
-            for layer in (1, 2)}
+# Every block input is a window of geometry.UBO_BLOCK_BYTES (one program for every width).
+_RECOMPUTE_DEFINES = {"IN_ROWS": 4, "OUTS": 1, "SIG_NEWTON": 0, "STRIDED": 1}
+RECOMPUTE_FORWARD = _pair("rc_forward.frag", "rc-forward",
+                          lambda p: {"X": _rows(p), "T": In(like="OUT"), "WB1": _BLOCK,
+                                     "WB2": _BLOCK},
+                          outputs=("OUT", "DELTA"), uniforms={"nh": "int", "nq": "int"},
+                          defines=_RECOMPUTE_DEFINES, loop=lambda a: a.uniforms["nq"], hint=HINT)
+RECOMPUTE_GRADIENT = _pair("rc_gradient.frag", "rc-gradient",
+                           lambda p: {"X": _rows(p), "DO": _rows(p),
+                                      "W1": In(packed=True, order="col"),
+                                      "W2": In(packed=True, order="col")},
+                           outputs=2, uniforms={"chunk": "int"}, defines=_RECOMPUTE_DEFINES,
+                           loop=lambda a: a.uniforms["chunk"], hint=HINT)
+RECOMPUTE_APPLY = {layer: declare("algorithms/backprop/rc_apply.frag",
+                                  inputs={"W": In(like="OUT"), "P": In(packed=True, order="row")},
+                                  uniforms={"eta": "float"}, defines={"LAYER": layer},
+                                  loop=lambda a: a.P.rows,
+                                  name=f"backprop/rc-apply{layer}", hint=HINT)
+                   for layer in (1, 2)}
 
 
 # paper schedule
-FWD_ACCUM = _pair("fwd_accum.frag", "forward-accumulate", lambda p: {"W": In(), "A": _rows(p)},
-                  uniforms={"i": "int"})
+FORWARD_ACCUMULATE = _pair("fwd_accum.frag", "forward-accumulate",
+                           lambda p: {"W": In(), "A": _rows(p)}, uniforms={"i": "int"})
 ACTIVATE = _pair("activate.frag", "activate", lambda p: {"Z": _rows(p)})
 OUT_ERROR = _pair("out_error.frag", "output-error",
                   lambda p: {"Y": In(like="OUT"), "T": In(like="OUT")})
-UPDATE_ACCUM = _pair("update_accum.frag", "update-accumulate",
-                     lambda p: {"D": _rows(p), "A": _rows(p)},
-                     uniforms={"b": "int", "eta": "float"})
-BP_ACCUM = _pair("bp_accum.frag", "backprop-accumulate",
-                 lambda p: {"W": In(), "DUP": _rows(p), "A": In(like="OUT")},
-                 uniforms={"k": "int"})
+UPDATE_ACCUMULATE = _pair("update_accum.frag", "update-accumulate",
+                          lambda p: {"D": _rows(p), "A": _rows(p)},
+                          uniforms={"b": "int", "eta": "float"})
+BACKPROP_ACCUMULATE = _pair("bp_accum.frag", "backprop-accumulate",
+                            lambda p: {"W": In(), "DUP": _rows(p), "A": In(like="OUT")},
+                            uniforms={"k": "int"})
 # both
 LOSS = _pair("loss.frag", "loss", lambda p: {"Y": _rows(p), "T": In(like="Y")},
              uniforms={"chunk": "int"},

@@ -11,9 +11,9 @@ import numpy as np
 
 from ...engine import validation as val
 from . import fused, paper
-from .adapt import _squarish, limits
-from .checks import _check_sizes, _check_targets, _check_weights, check_net_fits, init_weights
-from .fused import _forward_passes
+from .geometry import squarish_layout_of, limits
+from .checks import check_sizes, check_targets, check_weights, check_net_fits, init_weights
+from .fused import forward_passes
 from .kernels import LOSS
 
 #: the two schedules of a learning step: the paper's passes, or the fused kernels
@@ -37,7 +37,7 @@ class BackpropNet:
     def __init__(self, device, sizes, X, T, weights=None, lr=0.5, schedule="paper",
                  packed=True, seed=0):
         self.dev = dev = val.pick_device(device, [])
-        self.sizes = L = _check_sizes(sizes)
+        self.sizes = L = check_sizes(sizes)
         self.schedule = val.choice(schedule, "schedule", SCHEDULES)
         self._api_event = f"api:backprop-{self.schedule}"
         self.packed = p = bool(packed)
@@ -45,7 +45,7 @@ class BackpropNet:
         X = val.array(X, "X").astype(np.float64)
         if X.shape[1] != L[0]:
             raise ValueError(f"X: expected {L[0]} columns (sizes[0]), got shape {X.shape}")
-        T = _check_targets(T, X.shape[0], "T")
+        T = check_targets(T, X.shape[0], "T")
         if T.shape[1] != L[-1]:
             raise ValueError(f"T: expected {L[-1]} output columns, got {T.shape[1]}")
         self.N = N = X.shape[0]
@@ -55,14 +55,14 @@ class BackpropNet:
         check_net_fits(limits(device=dev), L, N, p, self.schedule)
         if weights is None:
             weights = init_weights(L, seed)
-        weights = _check_weights(weights, "weights", sizes=L)
+        weights = check_weights(weights, "weights", sizes=L)
         self._arrays = []
         self.A = [self._array(np.vstack([np.ones((1, N)), X.T]))]
         self.A += [self._empty((L[m] + 1, N)) for m in range(1, K)]
         self.D = [None] + [self._empty((L[m] + 1, N)) for m in range(1, K)]
         # the output layer: a thin strip of texels (few outputs, many training vectors) is
         # wrapped into a squarer texture for the fused schedule, whose kernels loop per fragment
-        out_lay = (_squarish(dev, L[K] + 1, N, p) if self.schedule == "fused"
+        out_lay = (squarish_layout_of(dev, L[K] + 1, N, p) if self.schedule == "fused"
                    else dev.layout((L[K] + 1, N), p, "row"))
         self.A.append(self._track(dev.alloc(out_lay)))
         self.D.append(self._track(dev.alloc(out_lay)))
@@ -147,7 +147,7 @@ class BackpropNet:
         """Replace the current weights (a list of (L_m + 1, L_{m+1}) matrices) on the device,
         copies included: the next ``step`` starts from them (the data-parallel driver of
         :mod:`shadergpgpu.distributed` broadcasts the weights every step)."""
-        weights = _check_weights(weights, "weights", sizes=self.sizes)
+        weights = check_weights(weights, "weights", sizes=self.sizes)
         for a, w in zip(self.W[self.parity], weights):
             a.set(w)
         self._refresh_copies()
@@ -189,7 +189,7 @@ class Probe:
         self.A = [net._array(np.vstack([np.ones((1, n)), X.T]))]
         self.A += [net._empty((L[m] + 1, n)) for m in range(1, net.K + 1)]
         self._passes = [[q for m in range(net.K)
-                         for q in _forward_passes(dev, net.packed, net.W[par][m], self.A[m],
+                         for q in forward_passes(dev, net.packed, net.W[par][m], self.A[m],
                                                   self.A[m + 1], keep=net._arrays)]
                         for par in (0, 1)]
 
@@ -211,7 +211,7 @@ def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarr
     device : a :class:`shadergpgpu.Device` or None for the default one.
     """
     X = val.array(X, "X")
-    weights = _check_weights(weights, "weights", n_features=X.shape[1])
+    weights = check_weights(weights, "weights", n_features=X.shape[1])
     dev = val.pick_device(device, [])
     packed = bool(packed)
     N = X.shape[0]
@@ -225,7 +225,7 @@ def device_forward(device, weights, X, packed=True, phase="predict") -> np.ndarr
             for w in weights:
                 W = s.array(w, packed=True, order="col")
                 nxt = s.empty((w.shape[1] + 1, N), packed=packed)
-                for q in _forward_passes(dev, packed, W, A, nxt, keep=made):
+                for q in forward_passes(dev, packed, W, A, nxt, keep=made):
                     q.run()
                 A = nxt
         out = A.get()[1:].T.astype(np.float64)

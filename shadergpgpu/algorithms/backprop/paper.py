@@ -6,7 +6,8 @@
 """
 from __future__ import annotations
 
-from .kernels import ACTIVATE, BP_ACCUM, FWD_ACCUM, OUT_ERROR, UPDATE_ACCUM
+from .kernels import ACTIVATE, BACKPROP_ACCUMULATE, FORWARD_ACCUMULATE, OUT_ERROR, UPDATE_ACCUMULATE
+from ...engine.builtin import SAXPY
 
 
 def build(net) -> None:
@@ -21,8 +22,8 @@ def build(net) -> None:
         ops = []
         for m in range(K):
             io = {"W": W[m], "A": A[m]}
-            first = dev.prepare(FWD_ACCUM[p], net.Z[m + 1], inputs=io, uniforms={"i": 0})
-            rest = dev.prepare(FWD_ACCUM[p], net.Z[m + 1], inputs=io, accumulate="add")
+            first = dev.prepare(FORWARD_ACCUMULATE[p], net.Z[m + 1], inputs=io, uniforms={"i": 0})
+            rest = dev.prepare(FORWARD_ACCUMULATE[p], net.Z[m + 1], inputs=io, accumulate="add")
             act = dev.prepare(ACTIVATE[p], A[m + 1], inputs={"Z": net.Z[m + 1]})
             ops.append(("forward", [(first, None, None), (rest, "i", range(1, L[m] + 1)),
                                     (act, None, None)]))
@@ -31,19 +32,18 @@ def build(net) -> None:
         for m in range(K - 1, -1, -1):
             io = {"D": D[m + 1], "A": A[m]}
             u = {"eta": net.lr}
-            first = dev.prepare(UPDATE_ACCUM[p], net.dW[m], inputs=io,
+            first = dev.prepare(UPDATE_ACCUMULATE[p], net.dW[m], inputs=io,
                                 uniforms=dict(u, b=0))
-            rest = dev.prepare(UPDATE_ACCUM[p], net.dW[m], inputs=io, uniforms=u,
+            rest = dev.prepare(UPDATE_ACCUMULATE[p], net.dW[m], inputs=io, uniforms=u,
                                accumulate="add")
             ops.append(("update", [(first, None, None),
                                    (rest, "b", range(1, net.grid_w))]))
             if m > 0:
                 io = {"W": W[m], "DUP": D[m + 1], "A": A[m]}
-                first = dev.prepare(BP_ACCUM[p], D[m], inputs=io, uniforms={"k": 0})
-                rest = dev.prepare(BP_ACCUM[p], D[m], inputs=io, accumulate="add")
+                first = dev.prepare(BACKPROP_ACCUMULATE[p], D[m], inputs=io, uniforms={"k": 0})
+                rest = dev.prepare(BACKPROP_ACCUMULATE[p], D[m], inputs=io, accumulate="add")
                 ops.append(("backprop", [(first, None, None),
                                          (rest, "k", range(1, L[m + 1]))]))
-        from ...engine.builtin import SAXPY
         apply = [(dev.prepare(SAXPY, Wn[m], inputs={"X": net.dW[m], "Y": W[m]},
                               uniforms={"alpha": 1.0}), None, None) for m in range(K)]
         ops.append(("apply", apply))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checks import _check_sizes, init_weights
+from .checks import check_sizes, init_weights
 
 
 # ---- the float64 numpy reference of the same equations ------------------------------------------
@@ -41,7 +41,7 @@ class NumpyMLP:
     """The same algorithm on the CPU (float64 or float32 numpy), for the reports' CPU column."""
 
     def __init__(self, sizes, X, T, lr, weights=None, seed=0, dtype=np.float64):
-        self.sizes = _check_sizes(sizes)
+        self.sizes = check_sizes(sizes)
         self.dtype = dtype
         self.X = np.asarray(X, dtype=dtype)
         self.T = np.asarray(T, dtype=dtype)

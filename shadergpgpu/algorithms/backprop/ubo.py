@@ -1,7 +1,7 @@
 """The fused schedule on uniform blocks: the weights, the operand every fragment of a draw reads
 alike, come from uniform-block windows (the constant cache) instead of texel fetches.
 
-The recompute path (:func:`~.adapt._ubo_recompute`: one hidden layer over at most three
+The recompute path (:func:`~.geometry.ubo_recompute`: one hidden layer over at most three
 inputs, at most four outputs, e.g. 2-1024-1) stores neither the hidden activations nor their
 errors, which would be the whole step's traffic (2-1024-1, N = 16,384: 67 MB each way through
 the fragment path). Per step:
@@ -21,7 +21,7 @@ the fragment path). Per step:
 in a uniform block, refreshed after each update (``BackpropNet._refresh``).
 
 Other networks keep the fused schedule's passes, except that a forward layer's tiled product
-(:func:`~.adapt._ubo_forward`) reads its weights from uniform-block windows, one draw per
+(:func:`~.geometry.ubo_forward_plan`) reads its weights from uniform-block windows, one draw per
 window (:func:`forward_passes`): every fragment of a block of target rows reads one address
 per K-quad, where the texture path fetches R texels.
 """
@@ -31,18 +31,19 @@ import numpy as np
 
 from ...engine.blocks import BlockArray, BlockLayout
 from ...engine.layout import Layout
-from . import adapt
-from .adapt import _grid_w, _quads, _ubo_chunk, _ubo_targets, limits
-from .kernels import RC_APPLY, RC_FWD, RC_GRAD, UFWD_TILE, UTACT
+from . import geometry
+from .geometry import grid_width, quad_count, ubo_chunk_texels, ubo_targets, limits
+from .kernels import (ACTIVATE_UBO, FORWARD_UBO, RECOMPUTE_APPLY, RECOMPUTE_FORWARD,
+                      RECOMPUTE_GRADIENT)
 
 
 class BlockMirror:
     """A column-packed weight texture's texels, in texture order, in a buffer read through a
-    uniform-block window of ``adapt.UBO_BLOCK_BYTES`` (zero past the texels; ``vec4s``: the
+    uniform-block window of ``geometry.UBO_BLOCK_BYTES`` (zero past the texels; ``vec4s``: the
     buffer's length, at least one window): texel (j, q) is vec4 number j Q + q."""
 
     def __init__(self, dev, W, vec4s: int | None = None):
-        window = adapt.UBO_BLOCK_BYTES // 16
+        window = geometry.UBO_BLOCK_BYTES // 16
         vec4s = max(window, int(vec4s or 0))
         self.W = W
         self.block = BlockArray(dev, BlockLayout(window), data=np.zeros((vec4s, 4), np.float32))
@@ -67,8 +68,8 @@ def build(net) -> None:
     uniform-block mirrors of both parities' weights in ``net._refresh``."""
     dev, L, A, D, p = net.dev, net.sizes, net.A, net.D, net.packed
     lim = limits(device=dev)
-    gw = _grid_w(net.N, p)
-    chunk = _ubo_chunk(L, gw, lim.loop_cap, lim.tuning)
+    gw = grid_width(net.N, p)
+    chunk = ubo_chunk_texels(L, gw, lim.loop_cap, lim.tuning)
     nchunk = -(-gw // chunk)
     part = Layout(nchunk, 4 * (L[1] + 1), True, "row", dev.max_texture_size)
     net.P = [[dev.alloc(part), dev.alloc(part)]]
@@ -85,13 +86,13 @@ def build(net) -> None:
     net._steps = []
     for par in (0, 1):
         W, Wn, B = net.W[par], net.W[1 - par], net._refresh[par]
-        fwd = dev.prepare(RC_FWD[p], {"OUT": A[2], "DELTA": D[2]},
+        fwd = dev.prepare(RECOMPUTE_FORWARD[p], {"OUT": A[2], "DELTA": D[2]},
                           inputs={"X": A[0], "T": net.T, "WB1": B[0].block, "WB2": B[1].block},
                           uniforms={"nh": L[1], "nq": nq}, defines=fwd_def)
-        grad = dev.prepare(RC_GRAD[p], net.P[0],
+        grad = dev.prepare(RECOMPUTE_GRADIENT[p], net.P[0],
                            inputs={"X": A[0], "DO": D[2], "W1": W[0], "W2": W[1]},
                            uniforms={"chunk": chunk}, defines=grad_def)
-        app = [dev.prepare(RC_APPLY[m + 1], Wn[m], inputs={"W": W[m], "P": net.P[0][m]},
+        app = [dev.prepare(RECOMPUTE_APPLY[m + 1], Wn[m], inputs={"W": W[m], "P": net.P[0][m]},
                            uniforms={"eta": net.lr}) for m in range(2)]
         net._steps.append([("forward", [(fwd, None, None)]),
                            ("update", [(grad, None, None)]),
@@ -100,9 +101,10 @@ def build(net) -> None:
 
 def forward_mirror(dev, W, plan, n_in: int) -> BlockMirror:
     """The uniform-block copy of weights W for :func:`forward_passes` (``plan``:
-    :func:`~.adapt._ubo_forward`'s (R, windows, hw)): long enough for every window."""
+    :func:`~.geometry.ubo_forward_plan`'s (R, windows, hw)): long enough for every window."""
     R, nw, hw = plan
-    return BlockMirror(dev, W, (nw - 1) * R * hw * _quads(n_in) + adapt.UBO_BLOCK_BYTES // 16)
+    return BlockMirror(dev, W,
+                       (nw - 1) * R * hw * quad_count(n_in) + geometry.UBO_BLOCK_BYTES // 16)
 
 
 class _Sweep:
@@ -120,20 +122,20 @@ def forward_passes(dev, packed, mirror, plan, A, out, T=None, D=None, keep=None)
     with the weights from ``mirror`` (:func:`forward_mirror`): the tiled product into R targets,
     drawn once per window, then one pass gathering them and applying f."""
     R, nw, hw = plan
-    lay, rpt = _ubo_targets(nw * hw, out.shape[1], packed, dev.max_texture_size)
+    lay, rpt = ubo_targets(nw * hw, out.shape[1], packed, dev.max_texture_size)
     Z = [dev.alloc(lay) for _ in range(R)]
     if keep is not None:
         keep.extend(Z)
     geo = {"hw": hw, "rpt": rpt}
-    prod = dev.prepare(UFWD_TILE[R][packed], Z, inputs={"WB": mirror.block, "A": A},
+    prod = dev.prepare(FORWARD_UBO[R][packed], Z, inputs={"WB": mirror.block, "A": A},
                        uniforms=geo)
     if nw > 1:
         rects = [(0, w * hw * rpt, lay.tex_w, hw * rpt) for w in range(nw)]
-        offsets = [w * R * hw * _quads(A.shape[0]) for w in range(nw)]
+        offsets = [w * R * hw * quad_count(A.shape[0]) for w in range(nw)]
         prod = _Sweep(prod, rects, offsets, mirror.block)
     last = T is not None
     outs = {"OUT": out, "DELTA": D} if last else out
     ins = {f"P{t}": z for t, z in enumerate(Z)}
     if last:
         ins["T"] = T
-    return [prod, dev.prepare(UTACT[last][R][packed], outs, inputs=ins, uniforms=geo)]
+    return [prod, dev.prepare(ACTIVATE_UBO[last][R][packed], outs, inputs=ins, uniforms=geo)]

@@ -84,7 +84,6 @@ import types as _types
 
 from . import kernels, lines, recipes, recursive
 from .api import HOST_SCALE_EXP, gaussian_blur
-from .api import _host_exponent  # noqa: F401  (used by tests)
 from .coefficients import (IDENTITY_SIGMA, gaussian_weights, is_identity_sigma,
                            recursive_coefficients, recursive_kernel)
 from .exact import exact_passes, exact_radius
@@ -94,7 +93,6 @@ from .options import (BORDERS, MAX_EXACT_RADIUS, MAX_RECURSIVE_SIGMA, METHODS, S
 from .lines import line_passes, traffic_bytes
 from .recipes import RECIPE_MAX_TEXELS, clear_cache, recipe_cache_bytes
 from .tuning import BlurTuning
-from .recipes import _flusher, _RecipeCache  # noqa: F401  (used by tests and benchmarks)
 from .tiling import (DEFAULT_TILING, LineConfig, Tiling, apply_loop, carry_loop, combine_loop,
                      down_loop, fit_tiling, line_config, reduce_loop)
 

@@ -11,17 +11,17 @@ from ...engine import validation
 from ...engine.arrays import DeviceArray
 from ...engine.device import Device
 from .coefficients import is_identity_sigma
-from .exact import _exact
+from .exact import exact_blur
 from .kernels import FIR
 from .options import BORDERS, MAX_EXACT_RADIUS, MAX_RECURSIVE_SIGMA, METHODS, SCHEDULES, TRUNCATE
-from .recipes import RECIPE_MAX_TEXELS, _Recipe, _recipe_cache
-from .recorder import _like
-from .recursive import _recursive_hv, _recursive_vtvt
+from .recipes import RECIPE_MAX_TEXELS, Recipe, recipe_cache
+from .recorder import like
+from .recursive import recursive_hv, recursive_vtvt
 from .tiling import Tiling
 
 
 # ---- validation ------------------------------------------------------------------------------
-def _sigma_pair(sigma) -> tuple[float, float]:
+def sigma_pair(sigma) -> tuple[float, float]:
     if isinstance(sigma, (str, bytes)):
         raise TypeError(f"sigma must be a real number or a pair (sigma_y, sigma_x), got "
                         f"{sigma!r}")
@@ -170,7 +170,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     validation.choice(method, "method", METHODS)
     validation.choice(border, "border", BORDERS)
     validation.choice(schedule, "schedule", SCHEDULES)
-    sy, sx = _sigma_pair(sigma)
+    sy, sx = sigma_pair(sigma)
     _check_sigma_range(sy, sx, method)
     if device is not None and not isinstance(device, Device):
         raise TypeError(f"device must be a Device, got {type(device).__name__}")
@@ -194,7 +194,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
     dev.report("api:blur")
     gray = x.ndim == 2 or x.shape[2] == 1
     h, w = x.shape[0], x.shape[1]
-    e = _host_exponent(x)
+    e = host_exponent(x)
     if e:
         x = np.ldexp(x, np.int32(-e)).astype(np.float32, copy=False)
     with dev.scope() as s:
@@ -222,7 +222,7 @@ def gaussian_blur(image, sigma, method: str = "recursive", border: str = "reflec
 HOST_SCALE_EXP = 64
 
 
-def _host_exponent(x: np.ndarray) -> int:
+def host_exponent(x: np.ndarray) -> int:
     """The power of 2 a host image is divided by before the upload (0: none)."""
     amax = max(float(x.max()), -float(x.min()))
     if amax == 0.0 or 2.0 ** -HOST_SCALE_EXP <= amax <= 2.0 ** HOST_SCALE_EXP:
@@ -233,7 +233,7 @@ def _host_exponent(x: np.ndarray) -> int:
 def _copy(dev, x: DeviceArray, gray: bool) -> DeviceArray:
     """A copy of a device image (the blur at sigma <= IDENTITY_SIGMA): one pass of the exact
     filter's column kernel with radius 0 (weight 1: the centre value, exactly)."""
-    out = _like(dev, x, gray)
+    out = like(dev, x, gray)
     try:
         with dev.scope() as s:
             wt = s.track(dev.array(np.array([[1.0, 0.0, 0.0, 0.0]], np.float32),
@@ -254,10 +254,10 @@ def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
     sigmas = (sy, sx) if method == "exact" else None
     key = (x.layout, tuple(x.shape), gray, sigmas, method, border,
            schedule if method == "recursive" else "", tiling)
-    cache = _recipe_cache(dev)
+    cache = recipe_cache(dev)
     recipe = cache.get(key)
     if recipe is None:
-        recipe = _Recipe.record(dev, x, (sy, sx), lambda r: _blur_passes(
+        recipe = Recipe.record(dev, x, (sy, sx), lambda r: _blur_passes(
             r, x, gray, sy, sx, method, border, schedule, tiling))
         if recipe.nbytes > cache.max_bytes:  # too large to keep: use it once
             try:
@@ -270,7 +270,7 @@ def _blur_device(dev, x, gray, sy, sx, method, border, schedule, tiling):
 
 def _blur_passes(dev, x, gray, sy, sx, method, border, schedule, tiling):
     if method == "exact":
-        return _exact(dev, x, gray, sy, sx, border)
+        return exact_blur(dev, x, gray, sy, sx, border)
     if schedule == "hv":
-        return _recursive_hv(dev, x, gray, sy, sx, border, tiling)
-    return _recursive_vtvt(dev, x, gray, sy, sx, border, tiling)
+        return recursive_hv(dev, x, gray, sy, sx, border, tiling)
+    return recursive_vtvt(dev, x, gray, sy, sx, border, tiling)

@@ -113,7 +113,7 @@ def recursive_kernel(sigma: float, n: int) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _iir_uniforms(sigma: float, nsteps: int) -> dict:
+def iir_uniforms(sigma: float, nsteps: int) -> dict:
     c = recursive_coefficients(sigma)
     p0, p1 = c["poles"]
     a0, a1 = c["alphas"]
@@ -133,3 +133,7 @@ def _iir_uniforms(sigma: float, nsteps: int) -> dict:
         "CNEAR": pair(1 / (1 - p0), 1 / (1 - p1)),
         "DREFL": pair(1 / (1 - p0 ** (2 * nsteps)), 1 / (1 - p1 ** (2 * nsteps))),
     }
+
+
+#: the name recipes.py imports (until it imports iir_uniforms)
+_iir_uniforms = iir_uniforms

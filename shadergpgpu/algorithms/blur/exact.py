@@ -17,8 +17,8 @@ import numpy as np
 
 from .coefficients import gaussian_weights
 from .kernels import FIR
-from .options import _BORDER_CODE, TRUNCATE
-from .recorder import _like, _release
+from .options import BORDER_CODE, TRUNCATE
+from .recorder import like, release
 
 
 def exact_radius(sigma: float) -> int:
@@ -40,24 +40,24 @@ def _fir_kernel(axis: int, gray: bool):
     return FIR["V"] if axis == 1 else FIR["H_GRAY"] if gray else FIR["H"]
 
 
-def _exact(dev, x, gray, sy, sx, border):
-    b = {"BORDER": _BORDER_CODE[border]}
+def exact_blur(dev, x, gray, sy, sx, border):
+    b = {"BORDER": BORDER_CODE[border]}
     with dev.scope() as s:
         wx, rx = _weights_array(dev, sx)
         s.track(wx)
-        tmp = s.track(_like(dev, x, gray))
+        tmp = s.track(like(dev, x, gray))
         with dev.phase("exact.H"):
             dev.run(_fir_kernel(0, gray), tmp, inputs={"X": x, "W": wx}, uniforms={"R": rx},
                     defines=b)
         wy, ry = _weights_array(dev, sy)
         s.track(wy)
-        out = _like(dev, x, gray)
+        out = like(dev, x, gray)
         try:
             with dev.phase("exact.V"):
                 dev.run(FIR["V"], out, inputs={"X": tmp, "W": wy}, uniforms={"R": ry},
                         defines=b)
         except BaseException:
-            _release(dev, [out])
+            release(dev, [out])
             raise
     return out
 

@@ -41,7 +41,7 @@ NPLS = (8, 4)  # planes (render targets) of an apply pass
 C1_CONSTANTS = (8, 16, 32)
 
 
-def _c1_define(c1: int) -> int:
+def c1_define(c1: int) -> int:
     return c1 if c1 in C1_CONSTANTS else 0
 
 
@@ -49,7 +49,7 @@ def _c1_define(c1: int) -> int:
 _PART_NAMES = {0: "", 1: ",causal", 2: ",anticausal"}
 
 
-def _set(prefix: str, seq: bool, part: int = 0) -> tuple:
+def summary_names(prefix: str, seq: bool, part: int = 0) -> tuple:
     """Names of one summary set: 8 arrays, or 2 (causal, anticausal) for a single packed lane;
     ``part`` 1 / 2 keeps the causal / anticausal half (arrays 0..3 / 4..7)."""
     if seq:
@@ -116,7 +116,7 @@ _SUM_VARIANTS = (("image", False, 8, 0), ("image", False, 8, 1), ("image", False
 REDUCE = {
     (src, seq, npl, part): declare(
         "algorithms/blur/reduce.frag", inputs=_ins(_src(src, npl)),
-        outputs=_set("OUT", seq, part),
+        outputs=summary_names("OUT", seq, part),
         uniforms=_src_uniforms(src, {"C1": "int"}),
         defines=dict(_src_defines(src, seq, npl, part), C1K=0), loop=_reduce_loop,
         hint=_TILING_HINT,
@@ -124,15 +124,16 @@ REDUCE = {
     for src, seq, npl, part in _SUM_VARIANTS}
 CARRY = {
     (src, seq, npl, part): declare(
-        "algorithms/blur/carry.frag", inputs=_ins(_src(src, npl), _set("S", seq)),
-        outputs=_set("OUT", seq, part),
+        "algorithms/blur/carry.frag", inputs=_ins(_src(src, npl), summary_names("S", seq)),
+        outputs=summary_names("OUT", seq, part),
         uniforms=_src_uniforms(src, {"NB": "int", "CSTEPS": "int"}),
         defines=dict(_src_defines(src, seq, npl, part), BORDER=0), loop=_carry_loop,
         hint=_TILING_HINT, name=f"blur/carry[{_label(src, seq, npl, part)}]")
     for src, seq, npl, part in _SUM_VARIANTS}
 APPLY = {
     (src, seq, npl): declare(
-        "algorithms/blur/apply.frag", inputs=_ins(_src(src, npl), _set("I", seq)), outputs=npl,
+        "algorithms/blur/apply.frag", inputs=_ins(_src(src, npl), summary_names("I", seq)),
+        outputs=npl,
         uniforms=_src_uniforms(src, {"C1": "int"}),
         defines=dict(_src_defines(src, seq, npl), C1K=0), loop=_apply_loop, hint=_TILING_HINT,
         name=f"blur/apply[{_label(src, seq, 8, 0)}{'' if npl == 8 else f',{npl} planes'}]")
@@ -141,16 +142,16 @@ _NO_SRC = {"HAVE_SRC": 0, "SRC_PLANES": 0, "USE_PLANES": 0, "NPL": 8}
 _SEQ_PARTS = ((False, 0), (False, 1), (False, 2), (True, 0))
 COMBINE = {
     (seq, part): declare(
-        "algorithms/blur/combine.frag", inputs=_ins(_set("S", seq)),
-        outputs=_set("OUT", seq, part),
+        "algorithms/blur/combine.frag", inputs=_ins(summary_names("S", seq)),
+        outputs=summary_names("OUT", seq, part),
         uniforms=dict(_IIR_UNIFORMS, G="int", NB_CHILD="int", CSTEPS="int"),
         defines=dict(_NO_SRC, AXIS=0, SEQ=int(seq), PART=part), loop=_combine_loop,
         hint=_TILING_HINT, name=f"blur/combine[{'seq' if seq else 'lanes'}{_PART_NAMES[part]}]")
     for seq, part in _SEQ_PARTS}
 DOWN = {
     (seq, part): declare(
-        "algorithms/blur/down.frag", inputs=_ins(_set("I", seq), _set("S", seq)),
-        outputs=_set("OUT", seq, part),
+        "algorithms/blur/down.frag", inputs=_ins(summary_names("I", seq), summary_names("S", seq)),
+        outputs=summary_names("OUT", seq, part),
         uniforms=dict(_IIR_UNIFORMS, G="int", NB_CHILD="int", CSTEPS="int"),
         defines=dict(_NO_SRC, AXIS=0, SEQ=int(seq), PART=part), loop=_down_loop,
         hint=_TILING_HINT, name=f"blur/down[{'seq' if seq else 'lanes'}{_PART_NAMES[part]}]")

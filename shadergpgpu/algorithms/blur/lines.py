@@ -6,7 +6,7 @@ from __future__ import annotations
 from .tiling import DEFAULT_TILING, Tiling, line_config
 
 
-def _device_limits(device, max_outputs, loop_cap, float_blending):
+def device_limits(device, max_outputs, loop_cap, float_blending):
     """(max_outputs, loop_cap, float_blending) from a device (its profile included) or as given."""
     if device is not None:
         return device.max_outputs, device.loop_cap, device.float_blending
@@ -23,7 +23,7 @@ def line_passes(npos: int, tiling: Tiling | None = DEFAULT_TILING, seq: bool = F
     return {"reduce": p, "combine": p * (n - 1), "carry": p, "down": p * (n - 1), "apply": 1}
 
 
-def _texels(w: int, gray: bool) -> int:
+def row_texels(w: int, gray: bool) -> int:
     return -(-w // 4) if gray else w
 
 
@@ -44,12 +44,12 @@ def _line_traffic(nlines: int, npos: int, tiling: Tiling, nsum: int = 8) -> int:
 def traffic_bytes(h: int, w: int, gray: bool, schedule: str = "hv",
                   tiling: Tiling = DEFAULT_TILING) -> int:
     """Bytes the recursive blur must move (RGBA32F texels, each read or written once per pass)."""
-    wt = _texels(w, gray)
+    wt = row_texels(w, gray)
     if schedule == "hv":
         wp = -(-wt // 8)
         t = (_line_traffic(h, wt, tiling, 2 if gray else 8) + _line_traffic(8 * wp, h, tiling)
              + 2 * h * wt)
     else:
-        ht = _texels(h, gray)
+        ht = row_texels(h, gray)
         t = _line_traffic(wt, h, tiling) + 2 * h * wt + _line_traffic(ht, w, tiling) + 2 * h * wt
     return 16 * t

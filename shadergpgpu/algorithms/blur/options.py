@@ -6,7 +6,7 @@ from __future__ import annotations
 METHODS = ("recursive", "exact")
 BORDERS = ("reflect", "nearest", "constant")
 SCHEDULES = ("hv", "vtvt")
-_BORDER_CODE = {"reflect": 0, "nearest": 1, "constant": 2}
+BORDER_CODE = {"reflect": 0, "nearest": 1, "constant": 2}
 
 TRUNCATE = 4.0
 # Largest kernel radius (taps on each side, int(4 sigma + 0.5)) of the exact method: its weights

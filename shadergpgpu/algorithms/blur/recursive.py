@@ -55,10 +55,10 @@ from __future__ import annotations
 from ...engine.arrays import DeviceArray
 from ...engine.errors import TooLargeError
 from . import kernels
-from .coefficients import _iir_uniforms
-from .kernels import _c1_define, _set
-from .options import _BORDER_CODE
-from .recorder import _like, _release, tag_coefficients
+from .coefficients import iir_uniforms
+from .kernels import c1_define, summary_names
+from .options import BORDER_CODE
+from .recorder import like, release, tag_coefficients
 from .tiling import line_config
 
 
@@ -86,7 +86,7 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
     cfg = line_config(seq, tiling, dev.max_outputs, dev.loop_cap)
     til, npl = cfg.tiling, cfg.npl
     source = "planes" if planes_wp else "image"
-    uni = dict(_iir_uniforms(sigma, nsteps), NSTEPS=nsteps, NPOS=npos)
+    uni = dict(iir_uniforms(sigma, nsteps), NSTEPS=nsteps, NPOS=npos)
     src_uni = dict(uni, WP=int(planes_wp)) if planes_wp else uni
     levels = til.levels(npos)
     inputs = {f"P{k}": src[k] for k in range(len(src))} if planes_wp else {"X": src}
@@ -94,8 +94,8 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
     spt = 4 if seq else 1
 
     def sset(prefix, arrs, part=0):
-        keep = set(_set(prefix, seq, part))
-        return {n: a for n, a in zip(_set(prefix, seq), arrs) if n in keep}
+        keep = set(summary_names(prefix, seq, part))
+        return {n: a for n, a in zip(summary_names(prefix, seq), arrs) if n in keep}
 
     def summaries(table, key, outs, **kw):
         for part in cfg.parts:
@@ -104,10 +104,10 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
     with dev.scope() as sc:  # summaries and incoming states: released however this ends
         def summary(nb):
             return [sc.track(_tex(dev, nlines, nb) if axis == 1 else _tex(dev, nb, nlines))
-                    for _ in _set("", seq)]
+                    for _ in summary_names("", seq)]
 
         sums = [summary(levels[0])]
-        c1k = dict(ax, C1K=_c1_define(til.c1))
+        c1k = dict(ax, C1K=c1_define(til.c1))
         with dev.phase(f"{label}.reduce"):
             summaries(kernels.REDUCE, lambda p: (source, seq, npl if planes_wp else 8, p), sums[0],
                       inputs=dict(inputs), uniforms=dict(src_uni, C1=til.c1), defines=c1k)
@@ -124,7 +124,7 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
         with dev.phase(f"{label}.carry"):
             summaries(kernels.CARRY, lambda p: (source, seq, npl if planes_wp else 8, p), inc,
                       inputs=dict(inputs, **sset("S", sums[top])), uniforms=u,
-                      defines=dict(ax, BORDER=_BORDER_CODE[border]))
+                      defines=dict(ax, BORDER=BORDER_CODE[border]))
         for lvl in range(top - 1, -1, -1):
             finer = summary(levels[lvl])
             u = dict(uni, G=til.g, NB_CHILD=levels[lvl], CSTEPS=til.c1 * spt * til.g ** lvl)
@@ -132,10 +132,10 @@ def _line_pass(dev, src, *, axis, seq, nlines, npos, nsteps, sigma, border, tili
                 summaries(kernels.DOWN, lambda p: (seq, p), finer,
                           inputs=dict(sset("I", inc), **sset("S", sums[lvl])), uniforms=u,
                           defines=ax)
-            _release(dev, inc)
+            release(dev, inc)
             inc = finer
         for sm in sums:
-            _release(dev, sm)
+            release(dev, sm)
         nfb = -(-npos // npl)
         out = [sc.track(_tex(dev, nlines, nfb) if axis == 1 else _tex(dev, nfb, nlines))
                for _ in range(npl)]
@@ -152,7 +152,7 @@ def _planes(planes) -> dict:
     return {f"P{k}": p for k, p in enumerate(planes)}
 
 
-def _recursive_hv(dev, x, gray, sy, sx, border, tiling):
+def recursive_hv(dev, x, gray, sy, sx, border, tiling):
     h, w = x.shape[0], x.shape[1]
     wt = x.layout.grid_w  # texels per row
     planes_h = _line_pass(dev, x, axis=0, seq=gray, nlines=h, npos=wt,
@@ -164,17 +164,17 @@ def _recursive_hv(dev, x, gray, sy, sx, border, tiling):
                               npos=h, nsteps=h, sigma=sy, border=border, tiling=tiling,
                               label="V", planes_wp=wp)
     finally:
-        _release(dev, planes_h)
-    out = _like(dev, x, gray)
+        release(dev, planes_h)
+    out = like(dev, x, gray)
     try:
         with dev.phase("interleave"):
             dev.run(kernels.INTERLEAVE[len(planes_v)], out, inputs=_planes(planes_v),
                     uniforms={"WP": wp})
     except BaseException:
-        _release(dev, [out])
+        release(dev, [out])
         raise
     finally:
-        _release(dev, planes_v)
+        release(dev, planes_v)
     return out
 
 
@@ -187,27 +187,27 @@ def _transpose(dev, planes, src_shape, gray, label):
             dev.run(kernels.TRANSPOSE[len(planes)], out, inputs=_planes(planes),
                     defines={"GRAY": int(gray)})
     except BaseException:
-        _release(dev, [out])
+        release(dev, [out])
         raise
     return out
 
 
-def _recursive_vtvt(dev, x, gray, sy, sx, border, tiling):
+def recursive_vtvt(dev, x, gray, sy, sx, border, tiling):
     h = x.shape[0]
     p1 = _line_pass(dev, x, axis=1, seq=False, nlines=x.layout.grid_w, npos=h, nsteps=h,
                     sigma=sy, border=border, tiling=tiling, label="V1")
     try:
         t = _transpose(dev, p1, x.shape, gray, "T1")
     finally:
-        _release(dev, p1)
+        release(dev, p1)
     try:
         p2 = _line_pass(dev, t, axis=1, seq=False, nlines=t.layout.grid_w, npos=t.shape[0],
                         nsteps=t.shape[0], sigma=sx, border=border, tiling=tiling, label="V2",
                         which=1)
         shape_t = t.shape
     finally:
-        _release(dev, [t])
+        release(dev, [t])
     try:
         return _transpose(dev, p2, shape_t, gray, "T2")
     finally:
-        _release(dev, p2)
+        release(dev, p2)

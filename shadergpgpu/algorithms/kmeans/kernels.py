@@ -21,7 +21,7 @@ from ...ops.rbf import DATA_INPUTS
 _VECTOR = In(packed=True, order="row")
 #: the centroids (and what has their layout): k x d, row order, packed
 _CENTROIDS = In(packed=True, order="row")
-_HINT = ("n_clusters x ceil(n_features / 4) is too large for one pass on this device even "
+HINT = ("n_clusters x ceil(n_features / 4) is too large for one pass on this device even "
          "cut by centroids")
 
 #: nearest centroid among [c_lo, c_hi) for every point (LAB: index, DIST: squared distance);
@@ -31,7 +31,7 @@ ASSIGN = declare("algorithms/kmeans/assign.frag",
                  outputs=("LAB", "DIST"), uniforms={"c_lo": "int", "c_hi": "int"},
                  defines={"MERGE": 0},
                  loop=lambda a: (a.uniforms["c_hi"] - a.uniforms["c_lo"]) * (a.C.grid_w + 1),
-                 name="kmeans/assign", hint=_HINT)
+                 name="kmeans/assign", hint=HINT)
 #: the same, continuing from the best distance PD and label PL of the passes before it
 ASSIGN_MERGE = declare("algorithms/kmeans/assign.frag",
                        inputs={"XC": DATA_INPUTS["XC"], "C": _CENTROIDS,
@@ -40,7 +40,7 @@ ASSIGN_MERGE = declare("algorithms/kmeans/assign.frag",
                        defines={"MERGE": 1},
                        loop=lambda a: (a.uniforms["c_hi"] - a.uniforms["c_lo"]) *
                        (a.C.grid_w + 1),
-                       name="kmeans/assign_merge", hint=_HINT)
+                       name="kmeans/assign_merge", hint=HINT)
 #: partial sums per (centroid, block of blk point texels): PART is (k nb) x (d + 2)
 PARTIAL = declare("algorithms/kmeans/partial.frag",
                   inputs={"LAB": _VECTOR, "OLD": In(like="LAB"), "XR": DATA_INPUTS["XR"],

@@ -43,7 +43,7 @@ class Geometry:
     status_cuts: tuple      # the status range's passes
 
 
-def _vector_layout(n: int, max_size: int) -> Layout:
+def vector_layout(n: int, max_size: int) -> Layout:
     """The layout :meth:`shadergpgpu.ops.rbf.RBFData.vector` gives ``n`` points."""
     if _rbf.VECTOR_WRAP is None:
         return Layout(1, n, True, "row", max_size)
@@ -85,7 +85,7 @@ def geometry(n: int, d: int, k: int, loop_cap: int | None,
     return Geometry(n=n, d=d, k=k, assign_cuts=cuts, blk=blk, nb=nb,
                     data_col=Layout(n, d, True, "col", max_size),
                     data_row=Layout(n, d, True, "row", max_size),
-                    vector=_vector_layout(n, max_size), centroids=cen,
+                    vector=vector_layout(n, max_size), centroids=cen,
                     part=Layout(k * nb, d + 2, True, "row", max_size) if update else None,
                     status=status,
                     status_cuts=tuple(st_cuts))
@@ -107,7 +107,7 @@ def check_fits(dev, n_samples: int, n_features: int, n_clusters: int,
     try:  # the points, in both orders, and the per-point vectors
         Layout(n, d, True, "col", mx)
         Layout(n, d, True, "row", mx)
-        _vector_layout(n, mx)
+        vector_layout(n, mx)
     except TooLargeError:
         raise ValueError(f"X: {n} samples x {d} features do not fit this device: the points "
                          f"take {n * ceil_div(d, 4)} texels, {limit}; use fewer samples or "

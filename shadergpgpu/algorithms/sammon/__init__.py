@@ -83,8 +83,8 @@ How it runs on the engine
   a GPU driver may drop a long queue of passes without a GL error (a large setup's row sums
   queued at once come back as zeros, where the same passes with a wait after each are right;
   ``benchmarks/diag/sammon_rowsum.py`` runs both ways).
-  The first update of a fit (:func:`_spot_check_update`) and the setup's row sums
-  (:func:`_spot_check_rowsums`) are spot-checked against float64 rows on the host: a dropped
+  The first update of a fit (:func:`spot_check_update`) and the setup's row sums
+  (:func:`spot_check_rowsums`) are spot-checked against float64 rows on the host: a dropped
   or cut pass raises instead of fitting.
 
 Why a full sweep instead of the source's half sweep
@@ -120,10 +120,10 @@ Files
 -----
 * ``estimator.py``: the scikit-learn estimator :class:`Sammon` (validation, ``fit`` in the units
   of X; a Dask fit through the runner ``fit_sammon`` of :mod:`shadergpgpu.engine.runners`).
-* ``run.py``: :class:`_Run`, the device state of one fit between iterations (textures, prepared
+* ``run.py``: :class:`SammonRun`, the device state of one fit between iterations (textures, prepared
   passes, the update and stress evaluation, the two step rules).
 * ``geometry.py``: :func:`fit_geometry` (every layout, the cache, the sweep and its cuts from the
-  shapes alone, before anything is allocated) and :func:`_use_cache`.
+  shapes alone, before anything is allocated) and :func:`use_cache`.
 * ``kernels.py``: the declared kernels (UPDATE, ROWSUM, TILE, FINISH, DIST, SQNORM), their loop
   costs and splits, :func:`sweep_source` and :func:`update_kernel`.
 * ``tuning.py``: :class:`SammonTuning`, the choices that trade speed (the tiled update's
@@ -151,19 +151,16 @@ from __future__ import annotations
 
 from ...engine.limits import ceil_div  # noqa: F401  (read as sammon.ceil_div by the tests)
 from . import chunking, geometry, kernels, run, scaling, step, sweeps, tiles, tuning  # noqa: F401
-from .checks import UPDATE_CHECK_EPS, _spot_check_rowsums, _spot_check_update, host_row  # noqa: F401
+from .checks import UPDATE_CHECK_EPS, host_row  # noqa: F401
 from .chunking import (chunk_work, host_waits, sweep_align, sweep_chunks,  # noqa: F401
                        sweep_units)
 from .estimator import Sammon
-from .geometry import _use_cache, fit_geometry  # noqa: F401
-from .kernels import (_HINT, _UPDATE_UNIFORMS, DIST, FINISH, ROWSUM, SOURCES,  # noqa: F401
-                      SQNORM, TILE, TILE_SHAPES, UPDATE, _cost, _dist_loop, _split, _tile_block,
-                      _tile_names, _tile_outputs, _tile_split, block_cost, sweep_source,
-                      update_kernel)
-from .sweeps import _plan_layouts, _sum_passes, accumulate_cost, sweep_passes  # noqa: F401
+from .geometry import fit_geometry  # noqa: F401
+from .kernels import (DIST, FINISH, ROWSUM, SOURCES, SQNORM, TILE, TILE_SHAPES,  # noqa: F401
+                      UPDATE, block_cost, sweep_source, update_kernel)
+from .sweeps import accumulate_cost, sweep_passes  # noqa: F401
 from .reference import reference_fit, reference_terms
-from .run import _Run  # noqa: F401
-from .scaling import _F32_MAX, SCALE_MIN, data_scale, normalized, pca_init  # noqa: F401
+from .scaling import SCALE_MIN, data_scale, normalized, pca_init  # noqa: F401
 from .step import DM_FLOOR, WARMUP_GROW, StepRule, start_step  # noqa: F401
 from .tiles import (blocked_shape, blocked_source, tile_parts, tile_points,  # noqa: F401
                     tile_s_lane)

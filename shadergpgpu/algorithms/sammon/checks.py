@@ -1,17 +1,18 @@
 """The spot checks against a renderer that drops or cuts long passes: a few of the setup's row
-sums (:func:`_spot_check_rowsums`) and a few rows of the first update
-(:func:`_spot_check_update`) against float64 on the host (:func:`host_row`)."""
+sums (:func:`spot_check_rowsums`) and a few rows of the first update
+(:func:`spot_check_update`) against float64 on the host (:func:`host_row`)."""
 from __future__ import annotations
 
 import numpy as np
+from ...engine.errors import ShaderGPGPUError
 
-#: The update's spot check (:func:`_spot_check_update`) allows each pair's float32 dn - dm
+#: The update's spot check (:func:`spot_check_update`) allows each pair's float32 dn - dm
 #: this relative error (of dn + dm + |y_i| + |y_j|, 1-norms of the positions): far above the
 #: kernels' rounding, far below a dropped pass.
 UPDATE_CHECK_EPS = 1e-4
 
 
-def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
+def spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
                         rows: int = 3) -> None:
     """Compare a few of the device's row sums of dn with the host's (float64): a driver that
     drops or cuts a long draw (zeros, no GL error) must raise, never feed a wrong sum into the
@@ -23,7 +24,6 @@ def _spot_check_rowsums(dev, V, Xc, lo: int = 0, hi: int | None = None,
     got = V.get().reshape(-1)[idx].astype(np.float64)
     bad = np.abs(got - ref) > 1e-3 * np.maximum(ref, 1e-30)
     if bad.any():
-        from ...engine.errors import ShaderGPGPUError
         i = int(idx[np.argmax(bad)])
         raise ShaderGPGPUError(
             f"Sammon setup: the renderer returned a wrong row sum of source distances for "
@@ -49,10 +49,10 @@ def host_row(Xd, Yd, i: int, dm_floor: float) -> dict:
                 g=terms.sum(axis=0), s=np.where(ok, e ** 2 / sd, 0.0).sum())
 
 
-def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int | None = None,
+def spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int | None = None,
                        rows: int = 3) -> None:
     """Compare a few rows of one update's direction g and stress terms s (eq. 3 and 1, from
-    positions ``Y``) with float64 on the host: like :func:`_spot_check_rowsums`, a dropped or
+    positions ``Y``) with float64 on the host: like :func:`spot_check_rowsums`, a dropped or
     cut pass of the sweep must raise (a wrong row by more than 1e-3 of its size). Each pair's
     float32 dn - dm is allowed an error delta = UPDATE_CHECK_EPS (dn + dm + |y_i| + |y_j|)
     on top (a near-converged row cancels: dn ~ dm), propagated to s and g; g's tolerance is
@@ -74,7 +74,6 @@ def _spot_check_update(dev, G, S, Xc, Y, dm_floor: float, lo: int = 0, hi: int |
         bad_g = np.abs(got_g[i, :m] - g) > np.maximum(tol_g, 1e-30)
         bad_s = abs(got_s[i] - s) > max(tol_s, 1e-30)
         if bad_g.any() or bad_s:
-            from ...engine.errors import ShaderGPGPUError
             raise ShaderGPGPUError(
                 f"Sammon update: the renderer returned a wrong direction or stress row for "
                 f"point {i} (g {got_g[i, :m]} vs {g}, s {got_s[i]:.6g} vs {s:.6g} on the "

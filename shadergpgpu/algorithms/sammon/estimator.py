@@ -1,5 +1,5 @@
 """The scikit-learn estimator :class:`Sammon` (parameters, validation, ``fit`` in the units of X);
-a fit runs on one device (:class:`~.run._Run`) or, with a Dask ``client``, through the runner
+a fit runs on one device (:class:`~.run.SammonRun`) or, with a Dask ``client``, through the runner
 ``fit_sammon`` of :mod:`shadergpgpu.engine.runners`."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from sklearn.utils.validation import validate_data
 from ...engine import runners
 from ...engine import validation as _v
 from .geometry import fit_geometry
-from .run import _Run
+from .run import SammonRun
 from .scaling import normalized, pca_init
 
 class Sammon(TransformerMixin, BaseEstimator):
@@ -103,7 +103,7 @@ class Sammon(TransformerMixin, BaseEstimator):
 
     (the sqrt term: dn - dm cancels near convergence; sum |dn - dm| <= sqrt(E) sum dn). Each
     update is the float32 evaluation of eq. 3 from the current positions, checked on its first
-    evaluation against float64 rows (:func:`_spot_check_update`); the trajectory over many
+    evaluation against float64 rows (:func:`spot_check_update`); the trajectory over many
     steps has no a-priori bound beyond that (tests compare steps with float64 at 1e-4).
     ``tests/test_algorithm_guards.py`` checks the bound, and the scale invariance at
     s = 1e-30 .. 1e30.
@@ -231,7 +231,7 @@ class Sammon(TransformerMixin, BaseEstimator):
             Y0 = run_est._start(Xn, m)
             dev = _v.pick_device(self.device, ())
             dev.report("api:sammon")   # an entry point: its own host work, reported
-            run = _Run(dev, Xn, Y0, run_est, geo=geo)
+            run = SammonRun(dev, Xn, Y0, run_est, geo=geo)
             try:
                 run.fit()
             finally:

@@ -1,5 +1,5 @@
 """What a fit makes and runs, from the shapes alone (:func:`fit_geometry`): the layouts of every
-device array, whether the distances are cached (:func:`_use_cache`), the tiled or pair sweep,
+device array, whether the distances are cached (:func:`use_cache`), the tiled or pair sweep,
 its chunks and the loop-cap cuts; a fit the device cannot hold is refused before anything is
 converted or allocated."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .tuning import SammonTuning
 
 
 
-def _use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
+def use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
     """Whether a fit keeps the N x N source distances (``cache``: the estimator's parameter):
     "auto" when they take at most ``SammonTuning.cache_auto_bytes``, fit one texture and the
     DIST kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
@@ -45,7 +45,7 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     """What a fit of N = ``n`` points of ``d`` coordinates into ``m`` on ``dev`` makes and
     runs, from the shapes alone: layouts of every device array, the distance cache, the sweep
     (tiled or the pair kernel) and its chunks, the passes the device's loop cap cuts them into.
-    :class:`_Run` sets up from it, and :meth:`Sammon.fit` calls it before anything is
+    :class:`SammonRun` sets up from it, and :meth:`Sammon.fit` calls it before anything is
     converted or allocated, so a fit the device cannot hold is refused at once: ValueError
     naming X (too large for the texture limit), LoopBudgetError (a ValueError: a kernel's
     loop cannot fit the device's loop cap, with the kernel's hint)."""
@@ -72,7 +72,7 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     # positions, direction and stress terms: one texel per point, near-square wrap
     g.pos_layout = layout("positions", n, m, size=w)
     g.vec_layout = layout("positions' stress terms", n, 1, size=w)
-    g.cached = _use_cache(dev, est.cache, n, d, est.layout)
+    g.cached = use_cache(dev, est.cache, n, d, est.layout)
     # How the pair kernels (UPDATE, and DIST for row-major X) fetch what they share. Sizes are
     # shape uniforms, so Y_texel(j, 0) divides by Y_TEX_W per pair, and a CPU renderer runs
     # vector integer division lane by lane. On llvmpipe (2026-11-26, 16 features, m = 2,

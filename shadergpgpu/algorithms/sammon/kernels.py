@@ -31,13 +31,13 @@ def block_cost(source: str, n_features: int, jb=None) -> int:
     return ceil_div(per_block, 4) if source == "rows" else per_block
 
 
-def _cost(source):
+def sweep_cost(source):
     if source == "cached":
         return lambda a: block_cost("cached", 0)
     return lambda a: block_cost(source, a.X.cols)
 
 
-def _dist_loop(a) -> int:
+def dist_loop(a) -> int:
     """DIST: the distances of one texel's lanes (one coordinate loop per lane for "rows", one
     shared loop for "columns")."""
     if int(a.defines["SOURCE"]) == SOURCES["rows"]:
@@ -45,13 +45,13 @@ def _dist_loop(a) -> int:
     return 1 + a.X.cols
 
 
-def _split(source):
-    return Split("blk", length=lambda a: a.uniforms["n_blk"], cost=_cost(source),
+def sweep_split(source):
+    return Split("blk", length=lambda a: a.uniforms["n_blk"], cost=sweep_cost(source),
                  align=sweep_align(source))
 
 
-_HINT = "use fewer features (n), or cache=False"
-_UPDATE_UNIFORMS = {"mu": "float", "keep_prev": "float", "dm_floor": "float", "blk0": "int",
+HINT = "use fewer features (n), or cache=False"
+UPDATE_UNIFORMS = {"mu": "float", "keep_prev": "float", "dm_floor": "float", "blk0": "int",
                     "n_blk": "int"}
 
 #: One Sammon iteration over the sweep units blk0 + [0, n_blk), per source (distances
@@ -64,39 +64,39 @@ UPDATE = {
                  inputs={("D" if src == "cached" else "X"):
                          In(packed=True, order="col" if src == "columns" else "row"),
                          "Y": In(like="OUT0")},
-                 outputs=3, uniforms=_UPDATE_UNIFORMS,
+                 outputs=3, uniforms=UPDATE_UNIFORMS,
                  defines={"SOURCE": SOURCES[src], "Y_STEP": 0, "Y_DIMS": 4},
-                 split=_split(src), name=f"sammon/update-{src}", hint=_HINT)
+                 split=sweep_split(src), name=f"sammon/update-{src}", hint=HINT)
     for src in SOURCES}
 #: Row sums of dn over the sweep units blk0 + [0, n_blk) (eq. 4's sum when nothing is cached).
 ROWSUM = {
     src: declare("algorithms/sammon/rowsum.frag",
                  inputs={"X": In(packed=True, order="col" if src == "columns" else "row")},
                  uniforms={"blk0": "int", "n_blk": "int"}, defines={"SOURCE": SOURCES[src]},
-                 split=_split(src), name=f"sammon/rowsum-{src}", hint=_HINT)
+                 split=sweep_split(src), name=f"sammon/rowsum-{src}", hint=HINT)
     for src in ("rows", "columns")}
-def _tile_block(a) -> int:
+def tile_block(a) -> int:
     """Loop iterations of one block of the tiled sweep (at worst: with the exact pass): its
     own, the coordinate loop (UNROLL texels a step) and the exact loop (one texel a step)."""
     pt = int(a.uniforms["pt_texels"])
     return 1 + ceil_div(pt, int(a.defines.get("UNROLL", 1))) + pt
 
 
-def _tile_split(jb):
+def tile_split(jb):
     # A fragment sweeps 1 / n_part of a pass's blocks, rounded up: per point of the range
     # ceil(block / (JB n_part)) iterations, plus one block for the rounding.
     return Split("blk", length=lambda a: a.uniforms["n_blk"],
-                 cost=lambda a: ceil_div(_tile_block(a), jb * int(a.uniforms["n_part"])),
-                 extra=_tile_block, align=jb)
+                 cost=lambda a: ceil_div(tile_block(a), jb * int(a.uniforms["n_part"])),
+                 extra=tile_block, align=jb)
 
 
 
-def _tile_names(k):
+def tile_names(k):
     return tuple(f"G{a}" for a in range(k))
 
 
-def _tile_outputs(k, s_lane):
-    return _tile_names(k) + (() if s_lane else ("S",))
+def tile_outputs(k, s_lane):
+    return tile_names(k) + (() if s_lane else ("S",))
 
 
 #: (K, s in g's w lane) of the tiled kernels declared: K + 1 targets up to K = 4, or K targets
@@ -112,20 +112,20 @@ TILE = {
     (k, jb, sl): declare("algorithms/sammon/tile.frag",
                          inputs={"X": In(packed=True, order="row"), "NRM": In(),
                                  "Y": In(packed=True, order="row")},
-                         outputs=_tile_outputs(k, sl),
+                         outputs=tile_outputs(k, sl),
                          uniforms={"dm_floor": "float", "blk0": "int", "n_blk": "int",
                                    "n_pts": "int", "pt_texels": "int", "pts_row": "int",
                                    "n_part": "int"},
                          defines={"K_PTS": k, "JB": jb, "S_LANE": int(sl), "UNROLL": 1,
                                   "IL": 0},
-                         split=_tile_split(jb),
-                         name=f"sammon/tile{k}x{jb}" + ("w" if sl else ""), hint=_HINT)
+                         split=tile_split(jb),
+                         name=f"sammon/tile{k}x{jb}" + ("w" if sl else ""), hint=HINT)
     for k, sl in TILE_SHAPES for jb in (8, 16, 32)}
 #: From the tile sums back to one texel per point: next = prev + mu g (eq. 3), g and s.
 FINISH = {
     (k, sl): declare("algorithms/sammon/finish.frag",
                      inputs=dict({n: In(packed=True, order="row")
-                                  for n in _tile_outputs(k, sl)}, Y=In(like="OUT0")),
+                                  for n in tile_outputs(k, sl)}, Y=In(like="OUT0")),
                      outputs=3, uniforms={"mu": "float", "n_part": "int"},
                      defines={"K_PTS": k, "S_LANE": int(sl)},
                      loop=lambda a: a.uniforms["n_part"],
@@ -134,7 +134,7 @@ FINISH = {
 #: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1); SHARED
 #: (define of the call): row-major X's four lanes of a texel from one block (dist.frag).
 DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
-               defines={"SOURCE": SOURCES["rows"], "SHARED": 0}, loop=_dist_loop,
+               defines={"SOURCE": SOURCES["rows"], "SHARED": 0}, loop=dist_loop,
                name="sammon/dist",
                hint="use cache=False (the distances are then recomputed per block)")
 #: |G_i|^2 per point (adaptive step: the squared norm of the direction with a sum).

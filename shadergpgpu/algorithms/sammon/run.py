@@ -1,6 +1,6 @@
-"""The device run of one fit (:class:`_Run`): textures, prepared passes and the state kept on
+"""The device run of one fit (:class:`SammonRun`): textures, prepared passes and the state kept on
 the device between iterations; the update and stress of a position set
-(:meth:`_Run.evaluate`) and the two step rules (``step="source"`` and ``"adaptive"``)."""
+(:meth:`SammonRun.evaluate`) and the two step rules (``step="source"`` and ``"adaptive"``)."""
 from __future__ import annotations
 
 import math
@@ -11,14 +11,14 @@ import numpy as np
 from ...engine.builtin import SAXPY
 from ...ops import reduce as _reduce
 from . import step as _step
-from .checks import _spot_check_rowsums, _spot_check_update
+from .checks import spot_check_rowsums, spot_check_update
 from .chunking import chunk_work, host_waits, sweep_chunks
 from .geometry import fit_geometry
-from .kernels import DIST, FINISH, ROWSUM, SOURCES, SQNORM, UPDATE, _tile_outputs, update_kernel
+from .kernels import DIST, FINISH, ROWSUM, SOURCES, SQNORM, UPDATE, tile_outputs, update_kernel
 from .step import StepRule, start_step
 from .tiles import blocked_source
 
-class _Run:
+class SammonRun:
     """Device state of one fit: textures, prepared passes and the step control."""
 
     def __init__(self, dev, X, Y0, est, rows=None, sum_dn=None, geo=None):
@@ -96,7 +96,7 @@ class _Run:
                     if waits[k]:
                         dev.finish()
                 sum_dn = _reduce.total(dev, self.V)
-                _spot_check_rowsums(dev, self.V, Xc, *(self.rows or ()))
+                spot_check_rowsums(dev, self.V, Xc, *(self.rows or ()))
                 src_inputs = {"X": self.X}
         if not sum_dn > 0 or not math.isfinite(sum_dn):
             raise ValueError("X: all samples coincide (every source distance is 0); the Sammon "
@@ -114,7 +114,7 @@ class _Run:
             k_pts, sl = self.k_pts, self.tile_s_lane
             self.n_part = geo.n_part
             tl = geo.tile_layout
-            names = _tile_outputs(k_pts, sl)
+            names = tile_outputs(k_pts, sl)
             tiles = [self._keep(dev.alloc(tl)) for _ in names]
             nrm = (Xc.astype(np.float64) ** 2).sum(axis=1)
             self.NRM = self._keep(dev.array(nrm[None, :], packed=True, order="row",
@@ -201,7 +201,7 @@ class _Run:
             # against float64 on the host (a dropped or cut pass must raise, not fit)
             self._check_update = False
             y = self._y0_32 if y_in is self.Y[0] else y_in.get()
-            _spot_check_update(dev, g_out, self.S, self._xc, y, self.dm_floor,
+            spot_check_update(dev, g_out, self.S, self._xc, y, self.dm_floor,
                                *(self.rows or ()))
         return s / self.sum_dn
 

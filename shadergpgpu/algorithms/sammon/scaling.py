@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
 #: smallest scale_ accepted: the float32 embedding's coordinates keep an absolute resolution of
 #: 2^-150 (subnormals), below 1e-9 of this
 SCALE_MIN = 2.0 ** -120
@@ -37,10 +37,10 @@ def normalized(X) -> tuple[np.ndarray, float]:
     if not scale > 0:
         raise ValueError("X: all samples coincide (every source distance is 0); the Sammon "
                          "stress is undefined")
-    if 4.0 * far > _F32_MAX:
+    if 4.0 * far > F32_MAX:
         raise ValueError(f"X: samples lie up to {far:.3g} from their mean: the float32 "
                          f"embedding (in the units of X) cannot hold distances of that size "
-                         f"(float32's range is +-{_F32_MAX:.4g}); scale X down")
+                         f"(float32's range is +-{F32_MAX:.4g}); scale X down")
     if scale < SCALE_MIN:
         raise ValueError(f"X: the samples' RMS distance to their mean is {scale:.3g}, below "
                          f"{SCALE_MIN:.3g}: the float32 embedding (in the units of X) would "

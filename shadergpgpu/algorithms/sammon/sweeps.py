@@ -9,7 +9,7 @@ from ...ops import reduce as _reduce
 from .kernels import SOURCES
 from .tiles import tile_parts
 
-def _plan_layouts(n, n_features, source, max_size):
+def plan_layouts(n, n_features, source, max_size):
     order = "col" if source == "columns" else "row"
     if source == "cached":
         return {"D": Layout(n, n, True, "row", max_size)}
@@ -29,7 +29,7 @@ def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 
     the first of a chunk) accumulates, by blending or, without float blending, by the
     engine's ping-pong passes. ``unroll``: the tiled kernel's UNROLL; ``tuning``: the
     :class:`~.tuning.SammonTuning` of the tiled sweep's parts (default: the defaults)."""
-    lays = _plan_layouts(n, n_features, source, max_size)
+    lays = plan_layouts(n, n_features, source, max_size)
     src = {"tiled": "rows"}.get(source, source)
     acc = accumulate_cost(len(kernel.outputs), float_blend)
     total = 0
@@ -48,5 +48,5 @@ def sweep_passes(kernel, n, n_features, source, chunks, loop_cap, max_size=1 << 
     return total
 
 
-def _sum_passes(texels: int, fanin) -> int:
+def sum_passes(texels: int, fanin) -> int:
     return _reduce.passes(texels, fanin or _reduce.DEFAULT_FANIN, packed=False)

@@ -95,10 +95,8 @@ from .api import check_fits, sgemm  # noqa: F401
 from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C, STAGE, STAGE_BLOCK, TILE,
                       TILE_UBO, TILE_UBO_BT)  # noqa: F401
 from .splits import auto_split, min_split
-from .staging import _by_texels, _stage_block, _stage_texture  # noqa: F401
 from .tuning import SgemmTuning
-from .ubo import _ubo_plan  # noqa: F401
-from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
+from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, default_variant,
                        effective_variant)  # noqa: F401
 
 __all__ = ["sgemm", "check_fits", "VARIANTS", "DEFAULT_VARIANT", "Variant", "default_variant",

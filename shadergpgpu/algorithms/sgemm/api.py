@@ -12,10 +12,10 @@ from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout, Layout
 from ...engine.limits import ceil_div
 from . import host
-from .product import _product
+from .product import draw_product
 from .tuning import SgemmTuning
-from .ubo import _ubo_plan
-from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, _padded, default_variant,
+from .ubo import ubo_plan
+from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, padded_shape, default_variant,
                        effective_variant)
 
 
@@ -25,11 +25,11 @@ def check_fits(dev, v: Variant, M: int, N: int, K: int) -> None:
     op(A) (M padded to the tile rows, K to 4 x unroll), the staged op(B), the product targets
     and C. ValueError naming the argument (A, B, or both for the result)."""
     mx = dev.max_texture_size
-    Mp, Kp = _padded(v, M, K)
+    Mp, Kp = padded_shape(v, M, K)
     arrays = []
     if v.a_path == "block":
         try:
-            plan = _ubo_plan(v, M, N, K, Limits.of(dev), tuning=dev.tuning(SgemmTuning))
+            plan = ubo_plan(v, M, N, K, Limits.of(dev), tuning=dev.tuning(SgemmTuning))
         except TooLargeError:
             plan = None
             arrays.append(("A and B", f"the product targets of op(A) @ op(B) ({M} x {N})",
@@ -233,7 +233,7 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
             Cd = C if isinstance(C, DeviceArray) else s.array(C, name="C")
         out = dev.empty((M, N))
         try:
-            _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K,
+            draw_product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K,
                      has_p, has_c, split)
         except BaseException:
             out.release()

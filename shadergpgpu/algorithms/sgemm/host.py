@@ -21,10 +21,10 @@ import numpy as np
 from ...engine.tuning import EngineTuning
 from ...engine.limits import ceil_div
 from ...engine.scope import Scope
-from .product import _product
-from .staging import _stage_b
+from .product import draw_product
+from .staging import stage_b
 from .tuning import SgemmTuning
-from .variants import _round_up
+from .variants import round_up
 
 # one element per page of host memory (4 KiB of float32): writing these faults the pages in
 _PAGE_ELEMS = 1024
@@ -55,7 +55,7 @@ def host_blocks(dev, v, M: int, N: int, K: int) -> int:
 def row_blocks(v, M: int, nb: int) -> list:
     """``nb`` (or fewer) row ranges [r0, r1) covering M, each a whole number of tile rows but
     the last (so only the last block is padded)."""
-    step = _round_up(ceil_div(M, nb), v.tile_rows)
+    step = round_up(ceil_div(M, nb), v.tile_rows)
     return [(r0, min(M, r0 + step)) for r0 in range(0, M, step)]
 
 
@@ -67,7 +67,7 @@ def pipelined(dev, v, A, B, C, alpha, beta, trans_a, trans_b, M, N, K, split, nb
     flat = res.reshape(-1)
     pending = None                    # (readback, scope) of the previous block
     with dev.scope() as s:
-        Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))      # staged once for every block
+        Bs = s.track(stage_b(dev, v, B, trans_b, N, K))      # staged once for every block
         dev.flush()                   # staged on the GPU while the first block uploads
         try:
             for r0, r1 in row_blocks(v, M, nb):
@@ -79,7 +79,7 @@ def pipelined(dev, v, A, B, C, alpha, beta, trans_a, trans_b, M, N, K, split, nb
                     Ab = blk.array(a, name="A")
                     Cb = blk.array(C[r0:r1], name="C") if has_c else None
                     out = blk.empty((r1 - r0, N))
-                    _product(dev, blk, v, out, Ab, None, Cb, alpha, beta, trans_a, trans_b,
+                    draw_product(dev, blk, v, out, Ab, None, Cb, alpha, beta, trans_a, trans_b,
                              r1 - r0, N, K, True, has_c, split, Bs=Bs)
                     dev.flush()       # the GPU starts the block while the host goes on
                     flat[r0 * N:r1 * N:_PAGE_ELEMS] = 0.0   # fault the block's result pages

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...engine.kernels import In, Split, declare
 
-_HINT = "K is cut across passes automatically; this device's loop cap is too small for one step"
+HINT = "K is cut across passes automatically; this device's loop cap is too small for one step"
 
 _A = In(buffer="either", packed=True, order="row")   # staged A: texture buffer or 2-D texture
 _B = In(packed=True, order="row")                    # staged B: 2-D texture
@@ -29,7 +29,7 @@ def _simple(has_c: bool):
         defines={"HAS_C": int(has_c)},
         # K-quads of the staged B; 4 more iterations for the lane loop reading C
         split=Split("kq", length=lambda a: a.B.rows // 4, cost=1, extra=4 if has_c else 0),
-        name="sgemm/simple+C" if has_c else "sgemm/simple", hint=_HINT)
+        name="sgemm/simple+C" if has_c else "sgemm/simple", hint=HINT)
 
 
 #: simple variant: C = alpha A B (+ beta C with SIMPLE_C), one output texel per fragment.
@@ -43,7 +43,7 @@ def _tile(rows: int):
         "algorithms/sgemm/tile8x4.frag", inputs={"A": _A, "B": _B}, outputs=rows,
         defines={"TILE_ROWS": rows, "UNROLL": 2},
         split=Split("ks", length=lambda a: a.B.rows // (4 * a.defines["UNROLL"]), cost=1),
-        name=f"sgemm/tile{rows}x4", hint=_HINT)
+        name=f"sgemm/tile{rows}x4", hint=HINT)
 
 
 #: micro-tile product kernels by tile rows: P (rows x 4 per fragment) into ``rows`` targets.
@@ -58,7 +58,7 @@ def _tile_ubo(rows: int):
         outputs=rows, uniforms={"kq0": "int", "ks_n": "int", "geo": "ivec4"},
         defines={"TILE_ROWS": rows, "UNROLL": 2, "QUAD_ORDER": 0},
         loop=lambda a: a.A.vec4s // (a.defines["TILE_ROWS"] * a.defines["UNROLL"]),
-        name=f"sgemm/tile{rows}x4-ubo", hint=_HINT)
+        name=f"sgemm/tile{rows}x4-ubo", hint=HINT)
 
 
 #: uniform-block product kernels by tile rows (A from a block window, B from a texture).
@@ -74,7 +74,7 @@ def _tile_ubo_bt(targets: int):
         defines={"N_OUT": targets, "TILE_COLS": 2, "UNROLL": 2, "QUAD_ORDER": 0},
         loop=lambda a: a.A.vec4s * a.defines["TILE_COLS"] // (
             4 * a.defines["N_OUT"] * a.defines["UNROLL"]),
-        name=f"sgemm/ubo-bt{targets}", hint=_HINT)
+        name=f"sgemm/ubo-bt{targets}", hint=HINT)
 
 
 #: uniform-block product kernels with B transposed (tile16x2-ubo, tile32x1-ubo and their

@@ -9,16 +9,16 @@ from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout
 from .kernels import COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C
 from .splits import auto_split
-from .staging import _stage_b, _stage_block, _stage_buffer, _stage_texture
+from .staging import stage_b, stage_block, stage_buffer, stage_texture
 from .tuning import SgemmTuning
-from .ubo import _ubo_plan
-from .variants import Limits, _padded
+from .ubo import ubo_plan
+from .variants import Limits, padded_shape
 
 
-def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_p, has_c,
+def draw_product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_p, has_c,
              split, Bs=None):
     """The passes of ``out = alpha op(A) op(B) + beta C``; ``Bs``: op(B) already staged
-    (:func:`~.staging._stage_b`, owned by the caller), else B is staged here into ``s``."""
+    (:func:`~.staging.stage_b`, owned by the caller), else B is staged here into ``s``."""
     c_inputs = {"C": Cd} if has_c else {}
     c_uniforms = {"beta": beta} if has_c else {}
     if not has_p:
@@ -31,14 +31,14 @@ def _product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, h
         _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, K, has_c,
                      split, Bs)
         return
-    Mp, Kp = _padded(v, M, K)
+    Mp, Kp = padded_shape(v, M, K)
     a_path = v.a_path
     if a_path == "buffer" and BufferLayout(Mp, Kp).n_texels > max_texture_buffer_size(dev):
         a_path = "texture"  # too large for one texture buffer: use the 2-D path
-    stage = _stage_buffer if a_path == "buffer" else _stage_texture
+    stage = stage_buffer if a_path == "buffer" else stage_texture
     As = s.track(stage(dev, A, trans_a, M, K, Mp, Kp))
     if Bs is None:
-        Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))
+        Bs = s.track(stage_b(dev, v, B, trans_b, N, K))
     slices = split or auto_split(dev, v, M, N, K)
     if v.tile_rows == 1:
         # slice t adds alpha * A[:, slice] B[slice, :] into C; beta * C in the first slice only
@@ -61,10 +61,10 @@ def _product_ubo(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, 
                  split, Bs=None):
     """The uniform-block variants: one draw per block row and K chunk (see the module doc)."""
     lim = Limits.of(dev)
-    plan = _ubo_plan(v, M, N, K, lim, split or 1, dev.tuning(SgemmTuning))
-    blk = s.track(_stage_block(dev, A, trans_a, M, K, plan))
+    plan = ubo_plan(v, M, N, K, lim, split or 1, dev.tuning(SgemmTuning))
+    blk = s.track(stage_block(dev, A, trans_a, M, K, plan))
     if Bs is None:       # op(B)^T (its rows padded to whole fragments) or op(B)
-        Bs = s.track(_stage_b(dev, v, B, trans_b, N, K))
+        Bs = s.track(stage_b(dev, v, B, trans_b, N, K))
     targets = v.targets
     parts = [s.alloc(plan.parts) for _ in range(targets)]
     kern = v.kernel

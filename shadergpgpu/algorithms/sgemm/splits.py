@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 from ...engine.limits import ceil_div
 from .kernels import SIMPLE, SIMPLE_C
-from .ubo import _ubo_plan
-from .variants import Limits, Variant, _padded, _variant, effective_variant
+from .ubo import ubo_plan
+from .variants import Limits, Variant, padded_shape, as_variant, effective_variant
 
 # Fragments wanted in flight per product pass before K is split, and the shortest K slice worth
 # a pass (GPUs only; llvmpipe keeps its few cores busy with any output). A thin product with a
@@ -21,11 +21,11 @@ def _cap(loop_cap):
     return getattr(loop_cap, "loop_cap", loop_cap)
 
 
-def _cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = False) -> list:
+def loop_cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = False) -> list:
     """The K slices the engine cuts the product into (the kernel's own split, the same call
     :meth:`Device.run` makes): at least ``slices``, more when the loop cap needs them."""
     kern = (SIMPLE_C if has_c else SIMPLE) if variant.tile_rows == 1 else variant.kernel
-    _, Kp = _padded(variant, 1, K)
+    _, Kp = padded_shape(variant, 1, K)
     layouts = {"B": SimpleNamespace(rows=Kp, cols=1)}
     return kern.slices(layouts, {}, kern.resolve_defines(variant.defines), _cap(loop_cap),
                        slices)
@@ -38,8 +38,8 @@ def min_split(variant, K: int, loop_cap, has_c: bool = False) -> int:
     variant: K chunks (each within one uniform-block window and the cap)."""
     v = effective_variant(variant, Limits.of(None, loop_cap))
     if v.a_path == "block":
-        return len(_ubo_plan(v, 1, 4, K, Limits.of(None, loop_cap)).chunks)
-    return len(_cuts(v, K, loop_cap, 1, has_c and v.tile_rows == 1))
+        return len(ubo_plan(v, 1, 4, K, Limits.of(None, loop_cap)).chunks)
+    return len(loop_cuts(v, K, loop_cap, 1, has_c and v.tile_rows == 1))
 
 
 def auto_split(dev, variant, M: int, N: int, K: int) -> int:
@@ -48,7 +48,7 @@ def auto_split(dev, variant, M: int, N: int, K: int) -> int:
     block size); on GPUs more slices for small outputs (more fragments in flight), at least
     MIN_SLICE_K of K each. The engine raises it to what ``dev``'s loop cap needs
     (:func:`min_split`)."""
-    v = _variant(variant)
+    v = as_variant(variant)
     if v.tile_rows == 1 or v.a_path == "block" or dev.plans_for_software:
         return 1
     frags = ceil_div(M, v.tile_rows) * ceil_div(N, 4)

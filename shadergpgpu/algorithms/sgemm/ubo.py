@@ -1,5 +1,5 @@
 """The uniform-block variants' geometry, as pure shape math (no GL): the K chunks and the
-window length (:func:`_ubo_plan`), the rects the block rows' draws cover in the product targets
+window length (:func:`ubo_plan`), the rects the block rows' draws cover in the product targets
 (:func:`_ubo_geometry`, :func:`_run_rects` where the targets wrap), and how many windows one
 staging texture holds.
 
@@ -15,7 +15,7 @@ from ...engine.errors import LoopBudgetError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
 from .tuning import SgemmTuning
-from .variants import Limits, Variant, _padded, _round_up
+from .variants import Limits, Variant, padded_shape, round_up
 
 _DEFAULT = SgemmTuning()
 
@@ -35,7 +35,7 @@ _DEFAULT = SgemmTuning()
 
 
 @dataclass(frozen=True)
-class _UboPlan:
+class UboPlan:
     rows: int            # tile rows (block rows of C are this tall)
     cols: int            # tile columns (C's columns per fragment: 4, or 2 / 1 with B transposed)
     nblocks: int         # block rows: Mp / rows
@@ -90,13 +90,13 @@ def _ubo_geometry(nblocks: int, fw: int, mx: int, tuning: SgemmTuning | None = N
     return None
 
 
-def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
-              tuning: SgemmTuning | None = None) -> _UboPlan:
+def ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
+              tuning: SgemmTuning | None = None) -> UboPlan:
     """K chunks, window length and the targets' geometry of the uniform-block variants, as
     ``tuning`` (a :class:`~.tuning.SgemmTuning`; default: the defaults) sets them."""
     t = tuning or _DEFAULT
     rows, cols, unroll = v.tile_rows, v.tile_cols, v.unroll
-    Mp, Kp = _padded(v, M, K)
+    Mp, Kp = padded_shape(v, M, K)
     kq = Kp // 4
     mx = lim.max_texture_size
     most = min(lim.block_bytes // 16, mx * mx) // rows   # quads one window may hold
@@ -109,7 +109,7 @@ def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
             f"device's loop cap of {lim.loop_cap} / uniform-block size of {lim.block_bytes} "
             "bytes; use another variant")
     n = max(ceil_div(kq, cap_q), min(max(1, int(split)), kq // unroll))
-    per = _round_up(ceil_div(kq, n), unroll)
+    per = round_up(ceil_div(kq, n), unroll)
     n = ceil_div(kq, per)
     chunks = tuple((c * per, min(kq, (c + 1) * per)) for c in range(n))
     window = min(cap_q, max(t.ubo_min_quads, 1 << (per - 1).bit_length()))
@@ -129,7 +129,7 @@ def _ubo_plan(v: Variant, M: int, N: int, K: int, lim: Limits, split: int = 1,
         parts = Layout(nblocks, 4 * fw, True, "row", mx)
         rects = tuple(_run_rects(i * fw, (i + 1) * fw, parts.tex_w) for i in range(nblocks))
         quad = False
-    return _UboPlan(rows, cols, nblocks, chunks, per, window, fw, band, width, across, quad,
+    return UboPlan(rows, cols, nblocks, chunks, per, window, fw, band, width, across, quad,
                     parts, rects)
 
 
@@ -146,12 +146,12 @@ def _run_rects(t0: int, t1: int, tw: int) -> tuple:
     return tuple(out)
 
 
-def _windows_per_texture(stride: int, max_size: int) -> int:
+def windows_per_texture(stride: int, max_size: int) -> int:
     """Block windows (``stride`` texels each) one staging texture holds."""
     return max(1, (max_size * max_size) // stride)
 
 
-def _stage_block_passes(plan: "_UboPlan", lim: Limits) -> int:
-    stride = _round_up(plan.vec4s, lim.block_align // 16)
+def stage_block_passes(plan: "UboPlan", lim: Limits) -> int:
+    stride = round_up(plan.vec4s, lim.block_align // 16)
     return ceil_div(plan.nblocks * len(plan.chunks),
-                    _windows_per_texture(stride, lim.max_texture_size))
+                    windows_per_texture(stride, lim.max_texture_size))

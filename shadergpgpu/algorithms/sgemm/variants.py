@@ -161,7 +161,7 @@ class Limits:
         return 1 if self.float_blending else 1 + 2 * n_outputs
 
 
-def _variant(v) -> Variant:
+def as_variant(v) -> Variant:
     return v if isinstance(v, Variant) else VARIANTS[v]
 
 
@@ -170,7 +170,7 @@ def effective_variant(variant, device=None) -> Variant:
     fewer tile rows than render targets (8 -> 4 -> 1, the simple kernel; the transposed-B
     uniform-block tiles halve their rows), A through the 2-D texture path without buffer
     textures (or, for the block path, without uniform blocks: then the 8x4 tile)."""
-    v = _variant(variant)
+    v = as_variant(variant)
     lim = Limits.of(device)
     if v.b_transposed:
         if lim.uniform_blocks:
@@ -191,9 +191,9 @@ def effective_variant(variant, device=None) -> Variant:
     return replace(v, tile_rows=rows, a_path=a_path, unroll=v.unroll if rows > 1 else 1)
 
 
-def _round_up(x: int, m: int) -> int:
+def round_up(x: int, m: int) -> int:
     return ceil_div(x, m) * m
 
 
-def _padded(variant: Variant, M: int, K: int) -> tuple[int, int]:
-    return _round_up(M, variant.tile_rows), _round_up(K, 4 * variant.unroll)
+def padded_shape(variant: Variant, M: int, K: int) -> tuple[int, int]:
+    return round_up(M, variant.tile_rows), round_up(K, 4 * variant.unroll)

@@ -63,6 +63,5 @@ from __future__ import annotations
 from . import choices, kernels  # noqa: F401  (kernels declared)
 from .checks import check_fits, check_rbf_range  # noqa: F401
 from .estimator import SVC  # noqa: F401
-from .libsvm import _rho  # noqa: F401
 from .smo import READBACK_EVERY, BinarySMO  # noqa: F401
 from .tuning import SvmTuning

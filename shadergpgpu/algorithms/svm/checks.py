@@ -12,9 +12,9 @@ from ...engine.errors import TooLargeError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
 from ...ops import rbf as _rbf
-from .choices import _padded
+from .choices import padded_count
 
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
 #: float32's smallest normal number: a GPU may flush anything smaller to 0
 _F32_TINY = float(np.finfo(np.float32).tiny)
 #: exp(-t) is 0 in float32 for t past this (exp(-104) < 2^-149, the smallest subnormal)
@@ -45,26 +45,26 @@ def check_rbf_range(X, gamma: float, gamma_name: str | None = None) -> None:
     lo = X.min(axis=0).astype(np.float64)
     n_feat = X.shape[1]
     big = float(max(hi.max(), -lo.min()))
-    if big > _F32_MAX:
+    if big > F32_MAX:
         raise ValueError(f"X: values up to {big:.3g} are beyond float32's range "
-                         f"(+-{_F32_MAX:.4g}); the device holds X in float32")
+                         f"(+-{F32_MAX:.4g}); the device holds X in float32")
     span = hi - lo
     top = float(span.max())
     d2_max = top * top * float(((span / top) ** 2).sum()) if top > 0 else 0.0
-    fit = math.sqrt(_F32_MAX / n_feat) / 2
-    if d2_max >= _F32_MAX and gamma * _F32_MAX < _EXP_ZERO:
+    fit = math.sqrt(F32_MAX / n_feat) / 2
+    if d2_max >= F32_MAX and gamma * F32_MAX < _EXP_ZERO:
         raise ValueError(
             f"X: squared distances between samples reach {d2_max:.3g}, beyond float32's "
-            f"largest value {_F32_MAX:.4g}: the device's RBF kernel would overflow (inf, then "
+            f"largest value {F32_MAX:.4g}: the device's RBF kernel would overflow (inf, then "
             f"NaN) where gamma = {gamma:.3g} still gives pairs a weight. With {n_feat} "
             f"feature(s) every squared distance fits float32 when |X| <= {fit:.3g} "
             f"(sqrt(3.4e38 / n_features) / 2); {_scale_hint(gamma_name)}")
     if gamma_name is None:
         _check_underflow(gamma, n_feat, big, gamma_name)
-    if gamma > _F32_MAX:
+    if gamma > F32_MAX:
         who = f"{gamma_name}={gamma:.3g}" if gamma_name else \
             f"gamma = {gamma:.3g} (from X's variance {1.0 / (gamma * n_feat):.3g})"
-        raise ValueError(f"X: {who} is beyond float32's range ({_F32_MAX:.4g}); the "
+        raise ValueError(f"X: {who} is beyond float32's range ({F32_MAX:.4g}); the "
                          f"device's kernel would be NaN. {_scale_hint(gamma_name)}")
     if gamma < _F32_TINY and gamma * d2_max > _UNDERFLOW_TOL:
         who = f"{gamma_name}={gamma:.3g}" if gamma_name else \
@@ -94,7 +94,7 @@ def check_fits(dev, n_points: int, n_features: int) -> None:
     device arrays (the data in two layouts, the per-point vectors) would not fit ``dev``'s
     texture limit; ValueError naming X."""
     mx = dev.max_texture_size
-    npad = _padded(n_points)
+    npad = padded_count(n_points)
     try:
         for order in ("col", "row"):
             Layout(npad, int(n_features), True, order, mx)

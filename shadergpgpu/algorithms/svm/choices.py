@@ -1,5 +1,5 @@
 """The SMO solver's choices from the sizes and limits: the points stored per problem
-(:func:`_padded`), whether the device step walks K_ij's features too (:func:`_walk_fits`), and
+(:func:`padded_count`), whether the device step walks K_ij's features too (:func:`walk_fits`), and
 whether the second-order gain is computed inside the arg-min's first level (:func:`gain_fused`,
 as :attr:`SvmTuning.fuse_gain <.tuning.SvmTuning>` asks). The pass plan ``svm/smo`` reads them
 (:mod:`shadergpgpu.analysis.plans.svm`).
@@ -14,13 +14,13 @@ from ...ops import reduce as _reduce
 PAD_POINTS = 256
 
 
-def _padded(n: int) -> int:
+def padded_count(n: int) -> int:
     """Points stored per problem: n plus at least 4 padding points (the last texel of the
     alpha vector holds the device step's solver state), rounded up to PAD_POINTS."""
     return ceil_div(n + 4, PAD_POINTS) * PAD_POINTS
 
 
-def _walk_fits(n_features: int, loop_cap) -> bool:
+def walk_fits(n_features: int, loop_cap) -> bool:
     """Whether the first-order device step's update walks K_ij's features too (2 walks)."""
     return loop_cap is None or 2 * ceil_div(int(n_features), 4) <= loop_cap
 

@@ -13,8 +13,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...engine import validation as val
 from ...ops import reduce as _reduce
+from ...ops.reduce.levels import check_fanin
 from ...ops.rbf import rbf_matrix_host
-from .checks import _F32_MAX, check_fits, check_rbf_range
+from .checks import F32_MAX, check_fits, check_rbf_range
 from .smo import READBACK_EVERY, BinarySMO
 
 
@@ -122,7 +123,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         if self.max_iter != -1:
             val.integer(self.max_iter, "max_iter", lo=1)
         if self.fanin is not None:
-            _reduce._check_fanin(self.fanin)
+            check_fanin(self.fanin)
         val.integer(self.readback_every, "readback_every", lo=1)
         if isinstance(self.gamma, str):
             val.choice(self.gamma, "gamma", ("scale", "auto"))
@@ -218,9 +219,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "support_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
         big = float(max(X.max(), -X.min()))
-        if big > _F32_MAX:
+        if big > F32_MAX:
             raise ValueError(f"X: values up to {big:.3g} are beyond float32's range "
-                             f"(+-{_F32_MAX:.4g}); the model was trained on float32 data")
+                             f"(+-{F32_MAX:.4g}); the model was trained on float32 data")
         return X.astype(np.float32).astype(np.float64)
 
     def _ovo(self, X):

@@ -23,7 +23,7 @@ SELECT_UP = _reduce.arg_kernels("algorithms/svm/select_up.frag", _VEC, _SETS,
 SELECT_LOW = _reduce.arg_kernels("algorithms/svm/select_low.frag", _VEC, _SETS,
                                  name="svm/select_low", defines=_CPU)
 _FEATURES = lambda a: a.XR.grid_w  # noqa: E731  (feature texels one fragment walks)
-_HINT = "X has too many features (n_features) for one pass on this device"
+HINT = "X has too many features (n_features) for one pass on this device"
 #: first level of the second-order partner selection computing the gain on the fly (the
 #: kernel row of i for the level's FANIN texels: FANIN x (feature texels + 1) loop steps)
 SELECT_SECOND = _reduce.arg_kernels(
@@ -40,7 +40,7 @@ _OUT_VEC = {"G": In(like="OUT"), "A": In(like="OUT"), "Y": In(like="OUT"),
 OBJECTIVE = declare("algorithms/svm/objective.frag", inputs=dict(DATA_INPUTS, **_OUT_VEC),
                     outputs=("OUT", "KI"), uniforms={"gamma": "float", "C": "float"},
                     defines={"FROM_D2": 0, **_CPU}, loop=_FEATURES, name="svm/objective",
-                    hint=_HINT)
+                    hint=HINT)
 #: split path (past the loop cap): partial squared distances to i, then the gain from them
 OBJECTIVE_D2 = declare("algorithms/svm/objective_d2.frag",
                        inputs=dict(DATA_INPUTS, RES=In(packed=True, order="row")),
@@ -57,7 +57,7 @@ _UPD_VEC = {"G": In(like="OUT0"), "A": In(like="OUT0"), "Y": In(like="OUT0")}
 UPDATE = declare("algorithms/svm/update.frag", inputs=dict(DATA_INPUTS, **_UPD_VEC), outputs=2,
                  uniforms=_UPD_UNI, defines={"FROM_D2": 0, "FROM_STEP": 0, **_CPU},
                  loop=_FEATURES,
-                 name="svm/update", hint=_HINT)
+                 name="svm/update", hint=HINT)
 #: split path: the update from distances computed by ops.rbf's split pair kernel
 UPDATE_FROM_D2 = declare("algorithms/svm/update.frag",
                          inputs=dict(_UPD_VEC, DH=In(like="OUT0"), DL=In(like="OUT0")),
@@ -78,7 +78,7 @@ UPDATE_STEP = {
                   defines={"FROM_D2": 0, "FROM_STEP": 1, "KSRC": ksrc, "SECOND_ORDER": 1,
                            **_CPU},
                   loop=(lambda a: 2 * a.XR.grid_w) if ksrc == 0 else _FEATURES,
-                  name=f"svm/update_step{ksrc}", hint=_HINT)
+                  name=f"svm/update_step{ksrc}", hint=HINT)
     for ksrc in (0, 1, 2)}
 UPDATE_STEP_FROM_D2 = declare("algorithms/svm/update.frag",
                               inputs=dict(_UPD_VEC, DH=In(like="OUT0"), DL=In(like="OUT0"),
@@ -91,4 +91,4 @@ UPDATE_STEP_FROM_D2 = declare("algorithms/svm/update.frag",
 PAIR_D2_STEP = declare("algorithms/svm/pair_d2_step.frag", inputs=dict(DATA_INPUTS, **_RES),
                        outputs=2, defines={"SECOND_ORDER": 1, **_CPU},
                        split=Split("d4", length=_FEATURES, cost=1), name="svm/pair_d2_step",
-                       hint=_HINT)
+                       hint=HINT)

@@ -8,7 +8,7 @@ import numpy as np
 TAU = 1e-12
 
 
-def _two_variable_step(ai, aj, yi, yj, Gi, Gj, Kij, C):
+def two_variable_step(ai, aj, yi, yj, Gi, Gj, Kij, C):
     """libsvm's analytic solution of the two-variable subproblem (RBF: K_ii = K_jj = 1)."""
     Ci = Cj = C
     if yi != yj:
@@ -52,7 +52,7 @@ def _two_variable_step(ai, aj, yi, yj, Gi, Gj, Kij, C):
     return ai, aj
 
 
-def _rho(alpha, G, y, C):
+def libsvm_rho(alpha, G, y, C):
     """libsvm's bias: mean of y G over free alphas, else the middle of the feasible range."""
     yG = y * G
     upper = alpha >= C

@@ -11,8 +11,8 @@ from ...ops.rbf import RBF_PAIR_D2, RBFData, over_cap
 from .kernels import (OBJECTIVE, OBJECTIVE_D2, OBJECTIVE_FROM_D2, PAIR_D2_STEP, SELECT_LOW,
                       SELECT_PAIR, SELECT_SECOND, SELECT_UP, UPDATE, UPDATE_FROM_D2,
                       UPDATE_STEP, UPDATE_STEP_FROM_D2)
-from .libsvm import _rho, _two_variable_step
-from .choices import _padded, _walk_fits, gain_fused
+from .libsvm import libsvm_rho, two_variable_step
+from .choices import padded_count, walk_fits, gain_fused
 from .tuning import SvmTuning
 
 #: iterations between two readbacks of the step state by default (the stopping test)
@@ -49,7 +49,7 @@ class BinarySMO:
         tuning = dev.tuning(SvmTuning)
         self.direct = int(tuning.direct)
         self.fanin = _reduce.fanin_for(dev, fanin)
-        npad = _padded(n)
+        npad = padded_count(n)
         self._arrays = []
         self.data = RBFData(dev, X, n_pad=npad)
         self.split = over_cap(dev, self.data.d)
@@ -59,7 +59,7 @@ class BinarySMO:
         self.fuse_gain = not self.split and gain_fused(npad, self.data.d, self.fanin,
                                                          dev.loop_cap, working_set,
                                                          tuning.fuse_gain)
-        if self.split or (not second and not _walk_fits(self.data.d, dev.loop_cap)):
+        if self.split or (not second and not walk_fits(self.data.d, dev.loop_cap)):
             self.ksrc = 2
         else:
             self.ksrc = 1 if second and not self.fuse_gain else 0
@@ -181,7 +181,7 @@ class BinarySMO:
                 cur = self._solve_host(sel, upd)
             G = self.G[cur].get()[:self.n].astype(np.float64)
             self.G_final = G
-            self.rho = _rho(self.alpha, G, self.y, self.C)
+            self.rho = libsvm_rho(self.alpha, G, self.y, self.C)
             self.objective = 0.5 * float(self.alpha @ (G - 1.0))
         finally:  # release the chains on every path (errors included)
             for chs in sel:
@@ -268,7 +268,7 @@ class BinarySMO:
             diff = Xh[i] - Xh[j]
             Kij = float(np.exp(-self.gamma * diff.dot(diff)))
             ai, aj = alpha[i], alpha[j]
-            ni, nj = _two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
+            ni, nj = two_variable_step(ai, aj, y[i], y[j], Gi, Gj, Kij, C)
             alpha[i], alpha[j] = ni, nj
             u = dict(h=i, l=j, ch=float(y[i] * (ni - ai)), cl=float(y[j] * (nj - aj)),
                      a_h=float(ni), a_l=float(nj))

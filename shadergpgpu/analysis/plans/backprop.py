@@ -8,11 +8,13 @@ in the plan registry.
 from __future__ import annotations
 
 from ...engine.layout import Layout
-from ...algorithms.backprop.adapt import (_bp_rows, _fused_delta, _fwd_rows, _gather_passes, _acc, _grid_w, _quads,
-                    _recompute, _split_passes, _squarish_layout, _ubo_forward, _ubo_recompute, limits,
-                    tile_rows, update_chunk)
-from . import PassPlan, register_plan
-from ...algorithms.backprop.kernels import BACKPROP, BP_TILE, FWD_TILE, TAPPLY
+from ...algorithms.backprop.geometry import (accumulate_pass_count, bp_rows, fused_delta, fwd_rows,
+                                             gather_passes, grid_width, limits, quad_count,
+                                             recomputes_first_layer, split_passes, squarish_layout,
+                                             tile_rows, ubo_forward_plan, ubo_recompute,
+                                             update_chunk)
+from .registry import PassPlan, register_plan
+from ...algorithms.backprop.kernels import BACKPROP, BACKPROP_TILE, FORWARD_TILE, APPLY_TILE
 
 PAPER_PHASES = ("forward", "backprop", "update")      # what the paper's formula counts
 EXTRA_PHASES = ("output-error", "apply")              # passes the paper leaves out
@@ -37,8 +39,8 @@ def paper_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
     lim = limits(device, profile, loop_cap, software, max_texture_size)
-    acc = _acc(lim, 1)
-    per_layer = _grid_w(N, packed)
+    acc = accumulate_pass_count(lim, 1)
+    per_layer = grid_width(N, packed)
     return {"forward": sum(1 + L[m] * acc + 1 for m in range(K)),
             "backprop": sum(1 + (L[m + 1] - 1) * acc for m in range(1, K)),
             "update": K * (1 + (per_layer - 1) * acc),
@@ -51,11 +53,11 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
                  max_texture_size=None, tuning=None) -> dict:
     """Expected passes per phase label for one learning step of the fused schedule.
 
-    On uniform blocks (``limits(...).block_bytes`` at least ``adapt.UBO_BLOCK_BYTES``, where
+    On uniform blocks (``limits(...).block_bytes`` at least ``geometry.UBO_BLOCK_BYTES``, where
     the :class:`~shadergpgpu.algorithms.backprop.BackpropTuning` takes them: ``tuning``, else
     the device's or the defaults): forward 1, update 1, apply 2 on the recompute path
-    (:func:`~.adapt._ubo_recompute`); elsewhere a forward product reading its weights from
-    blocks is one draw per window (:func:`~.adapt._ubo_forward`) and its gather.
+    (:func:`~.geometry.ubo_recompute`); elsewhere a forward product reading its weights from
+    blocks is one draw per window (:func:`~.geometry.ubo_forward_plan`) and its gather.
 
     Per weight layer: forward 1 pass (a thin layer: the direct kernel computes and applies f)
     or 2 (the register-tiled product into R render targets, then a pass gathering them and
@@ -68,37 +70,37 @@ def fused_phases(sizes=None, N=1, packed=True, MI=None, MH=None, MO=None,
     L = _sizes_arg(sizes, MI, MH, MO)
     K = len(L) - 1
     lim = limits(device, profile, loop_cap, software, max_texture_size, tuning)
-    if _ubo_recompute(L, lim, N, packed):
+    if ubo_recompute(L, lim, N, packed):
         # the recompute path on uniform blocks: forward 1, gradients of both layers 1, apply 2
         return {"forward": 1, "update": 1, "apply": 2}
     cap = lim.loop_cap
-    gw = _grid_w(N, packed)
+    gw = grid_width(N, packed)
     nchunk = -(-gw // update_chunk(gw, cap))
     fwd = bwd = app = 0
-    rc = _recompute(L, lim)
+    rc = recomputes_first_layer(L, lim)
     for m in range(K):
-        R = _fwd_rows(lim, L[m] + 1, L[m + 1])
-        u = None if rc and m <= 1 else _ubo_forward(lim, L[m] + 1, L[m + 1], N, packed)
+        R = fwd_rows(lim, L[m] + 1, L[m + 1])
+        u = None if rc and m <= 1 else ubo_forward_plan(lim, L[m] + 1, L[m + 1], N, packed)
         if rc and m == 0:
             pass                             # the first hidden layer is never stored
         elif u:
             fwd += u[1] + 1                  # one product draw per weight window, the gather
-        elif R == 1 and (cap is None or _quads(L[m] + 1) <= cap):
+        elif R == 1 and (cap is None or quad_count(L[m] + 1) <= cap):
             fwd += 1
         else:
-            out = (_squarish_layout(lim.max_texture_size, L[m + 1] + 1, N, packed) if m == K - 1
+            out = (squarish_layout(lim.max_texture_size, L[m + 1] + 1, N, packed) if m == K - 1
                    else Layout(L[m + 1] + 1, int(N), packed, "row", lim.max_texture_size))
-            fwd += _split_passes(FWD_TILE[False][R][True], lim, R, A=(L[m] + 1, N)) + \
-                _gather_passes(lim, R, L[m + 1], out, m == K - 1)
+            fwd += split_passes(FORWARD_TILE[False][R][True], lim, R, A=(L[m] + 1, N)) + \
+                gather_passes(lim, R, L[m + 1], out, m == K - 1)
         Rg = tile_rows(lim.max_outputs, L[m + 1])
-        app += _split_passes(TAPPLY[Rg], lim, 1, W=(L[m] + 1, L[m + 1]),
+        app += split_passes(APPLY_TILE[Rg], lim, 1, W=(L[m] + 1, L[m + 1]),
                              P0=(nchunk * -(-L[m + 1] // Rg), L[m] + 1))
-    for m in range(2 if _fused_delta(L, lim) else 1, K):
-        R = _bp_rows(lim, L[m + 1], L[m] + 1)
+    for m in range(2 if fused_delta(L, lim) else 1, K):
+        R = bp_rows(lim, L[m + 1], L[m] + 1)
         if R == 1:
-            bwd += _split_passes(BACKPROP[True], lim, 1, W=(L[m] + 1, L[m + 1]))
+            bwd += split_passes(BACKPROP[True], lim, 1, W=(L[m] + 1, L[m + 1]))
         else:
-            bwd += _split_passes(BP_TILE[R][True], lim, R, W=(L[m] + 1, L[m + 1])) + 1
+            bwd += split_passes(BACKPROP_TILE[R][True], lim, R, W=(L[m] + 1, L[m + 1])) + 1
     out = {"forward": fwd, "backprop": bwd, "update": K, "apply": app}
     return {k: v for k, v in out.items() if v}
 

@@ -2,24 +2,24 @@
 ``blur/exact``)."""
 from __future__ import annotations
 
-from ...algorithms.blur.api import _sigma_pair
+from ...algorithms.blur.api import sigma_pair
 from ...algorithms.blur.exact import exact_passes
-from ...algorithms.blur.lines import _device_limits, _texels, line_passes
+from ...algorithms.blur.lines import device_limits, row_texels, line_passes
 from ...algorithms.blur.tiling import DEFAULT_TILING
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 
 
 def _hv_phases(h, w, gray=True, tiling=None, device=None, max_outputs=8, loop_cap=None):
-    mo, cap, _ = _device_limits(device, max_outputs, loop_cap, True)
+    mo, cap, _ = device_limits(device, max_outputs, loop_cap, True)
     out = {f"H.{k}": v for k, v in
-           line_passes(_texels(w, gray), tiling, gray, mo, cap).items()}
+           line_passes(row_texels(w, gray), tiling, gray, mo, cap).items()}
     out.update({f"V.{k}": v for k, v in line_passes(h, tiling, False, mo, cap).items()})
     out["interleave"] = 1
     return {k: v for k, v in out.items() if v}
 
 
 def _vtvt_phases(h, w, gray=True, tiling=None, device=None, max_outputs=8, loop_cap=None):
-    mo, cap, _ = _device_limits(device, max_outputs, loop_cap, True)
+    mo, cap, _ = device_limits(device, max_outputs, loop_cap, True)
     out = {f"V1.{k}": v for k, v in line_passes(h, tiling, False, mo, cap).items()}
     out["T1"] = 1
     out.update({f"V2.{k}": v for k, v in line_passes(w, tiling, False, mo, cap).items()})
@@ -48,8 +48,8 @@ register_plan(PassPlan(
 
 def _exact_phases(h=0, w=0, gray=True, sigma=1.0, loop_cap=None, float_blending=True,
                   device=None):
-    _, cap, fb = _device_limits(device, 8, loop_cap, float_blending)
-    sy, sx = _sigma_pair(sigma)
+    _, cap, fb = device_limits(device, 8, loop_cap, float_blending)
+    sy, sx = sigma_pair(sigma)
     return {"exact.H": exact_passes(sx, 0, gray, cap, fb),
             "exact.V": exact_passes(sy, 1, gray, cap, fb)}
 

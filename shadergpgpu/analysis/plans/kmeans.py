@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ...algorithms.kmeans.sizes import geometry
 from ...ops.reduce import default_fanin, passes
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 
 
 def lloyd_phases(n, n_features, n_clusters, n_iter, loop_cap=None, float_blend=True,

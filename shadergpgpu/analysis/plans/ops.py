@@ -2,7 +2,7 @@
 ``ops/scan``, ``ops/sort``), registered when the package is imported."""
 from __future__ import annotations
 
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 from ...ops.rbf import pair_passes
 from ...ops.scan import scan_passes
 from ...ops.sort import sort_passes

@@ -2,7 +2,7 @@
 ``reduce/dot``, ``reduce/norm``), registered when the package is imported."""
 from __future__ import annotations
 
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 from ...ops.reduce.levels import axis_passes, default_fanin, passes
 
 

@@ -6,10 +6,10 @@ from ...algorithms.sammon import step as _step
 from ...algorithms.sammon.chunking import sweep_chunks
 from ...algorithms.sammon.tuning import SammonTuning
 from ...algorithms.sammon.kernels import ROWSUM, sweep_source, update_kernel
-from ...algorithms.sammon.sweeps import _sum_passes, sweep_passes
+from ...algorithms.sammon.sweeps import sum_passes, sweep_passes
 from ...engine.limits import ceil_div
 from ...ops import reduce as _reduce
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 
 
 def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=False,
@@ -36,7 +36,7 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     t = tuning or SammonTuning()
     if stress_host is None:
         stress_host = bool(t.stress_on_host)
-    red = _sum_passes(n, fanin)                       # S and V: one texel per point
+    red = sum_passes(n, fanin)                       # S and V: one texel per point
     source = sweep_source(layout, cached, tiled)
     kern = update_kernel(source, max_outputs, tile_jb or t.tile_jb, tile_s_lane, tile_points)
     update = sweep_passes(kern, n, n_features, source,
@@ -47,7 +47,7 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     if source == "tiled":
         update += 1                                   # FINISH: back to one texel per point
     if cached:
-        setup = 1 + _sum_passes(n * ceil_div(n, 4), fanin)
+        setup = 1 + sum_passes(n * ceil_div(n, 4), fanin)
     else:
         setup = sweep_passes(ROWSUM[layout], n, n_features, layout,
                              sweep_chunks(n, n_features, layout, 1, tuning=t), loop_cap,

@@ -2,11 +2,11 @@
 fetches and flops per fragment) and the registered pass plans ``sgemm/<variant>``."""
 from __future__ import annotations
 
-from ...algorithms.sgemm.splits import _cuts
-from ...algorithms.sgemm.ubo import _stage_block_passes, _ubo_plan
-from ...algorithms.sgemm.variants import VARIANTS, Limits, _padded, effective_variant
+from ...algorithms.sgemm.splits import loop_cuts
+from ...algorithms.sgemm.ubo import stage_block_passes, ubo_plan
+from ...algorithms.sgemm.variants import VARIANTS, Limits, padded_shape, effective_variant
 from ...engine.limits import ceil_div
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 
 
 def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
@@ -29,13 +29,13 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
     """
     lim = Limits.of(device, loop_cap)
     v = effective_variant(variant, lim)
-    Mp, Kp = _padded(v, M, K)
+    Mp, Kp = padded_shape(v, M, K)
     kq = Kp // 4
     nq = ceil_div(N, 4)
     phases = {}
     if v.a_path == "block":
-        plan = _ubo_plan(v, M, N, K, lim, split)
-        a_passes = _stage_block_passes(plan, lim)
+        plan = ubo_plan(v, M, N, K, lim, split)
+        a_passes = stage_block_passes(plan, lim)
         if v.b_transposed:   # op(B)^T staged: as given only where B is already N x K, padded
             b_pass = stage_b or not trans_b or (N, K) != (plan.fw * plan.cols, Kp)
         else:
@@ -54,7 +54,7 @@ def work(variant, M: int, N: int, K: int, split: int = 1, stage_a: bool = False,
                                                    (split - 1) * v.targets)
         frags = plan.fragments
     else:
-        split = len(_cuts(v, K, lim.loop_cap, split, has_c and v.tile_rows == 1))
+        split = len(loop_cuts(v, K, lim.loop_cap, split, has_c and v.tile_rows == 1))
         outs = 1 if v.tile_rows == 1 else v.tile_rows
         phases["sgemm/product"] = 1 + (split - 1) * lim.accumulate_passes(outs)
         frags = M * nq if v.tile_rows == 1 else (Mp // v.tile_rows) * nq

@@ -2,11 +2,11 @@
 (:func:`split_passes`) and of one solve (:func:`smo_phases`)."""
 from __future__ import annotations
 
-from ...algorithms.svm.choices import _padded, _walk_fits, gain_fused
+from ...algorithms.svm.choices import padded_count, walk_fits, gain_fused
 from ...engine.limits import ceil_div
 from ...ops import reduce as _reduce
 from ...ops.rbf import pair_passes
-from . import PassPlan, register_plan
+from .registry import PassPlan, register_plan
 
 
 def split_passes(n_features: int, loop_cap: int | None, n_outputs: int,
@@ -29,7 +29,7 @@ def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
     (``fanin`` None: the default for ``loop_cap``, as the solver picks it; ``fuse_gain``: the
     device's ``SvmTuning.fuse_gain``)."""
     fanin = fanin or _reduce.default_fanin(loop_cap)
-    npad = _padded(n)
+    npad = padded_count(n)
     L = _reduce.passes(npad, fanin)
     rbf = pair_passes(n_features, loop_cap, float_blend)
     d2 = split_passes(n_features, loop_cap, 1, float_blend)
@@ -40,7 +40,7 @@ def smo_phases(n: int, n_iter: int, working_set: str = "second-order",
     select = (L if fused else 2 * L) + (obj + L if second else 0)
     if readback_every == 1:
         return {"svm/init": 2, "svm/select": (n_iter + 1) * select, "svm/update": n_iter * rbf}
-    if not second and not _walk_fits(n_features, loop_cap):
+    if not second and not walk_fits(n_features, loop_cap):
         # the distances to i for K_ij: split cuts (at least one pass)
         select += max(1, d2)
     runs = ceil_div(n_iter + 1, int(readback_every)) * int(readback_every)

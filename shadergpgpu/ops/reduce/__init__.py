@@ -108,12 +108,10 @@ from .arg import (ARG_FIRST, ARG_NEXT, ARG_NEXT_DUAL, MAX_INDEX, ArgReduction, a
                   argmax, argmax_device, argmin, argmin_device, index_of_max, index_of_min)
 from .bounds import TINY, U, error_bound, gamma, rounding_depth
 from .chain import Chain, Placeholder, result_array
-from .chain import _vector_layout  # noqa: F401  (used by tests)
 from .kernel import ReductionKernel
 from .kernel_chains import AxisChain, FlatChain
 from .levels import (DEFAULT_FANIN, MAX_FANIN, axis_passes, default_fanin, fanin_for,
                      level_sizes, passes)
-from .levels import _check_fanin  # noqa: F401  (used by algorithms.sammon)
 from .params import host_operand
 from .sums import DOT, NORM, SUM, SumReduction, dot, norm, sum, total, total_device  # noqa: A004
 

@@ -14,10 +14,11 @@ import numpy as np
 from ...engine.arrays import DeviceArray
 from ...engine.kernels import In, declare
 from ...engine.layout import Layout
-from .chain import Chain, Placeholder, _dummy, _slot_rect, _vector_layout
+from .chain import Chain, Placeholder, dummy_array, slot_rect, vector_layout
 from .levels import DEFAULT_FANIN, fanin_for, level_sizes
-from .params import _as_device
+from .params import as_device
 from ..tuning import ReduceTuning
+from ...engine.validation import pick_device
 
 #: Indices are exact in float32 up to here (exclusive); longer arg-reductions are refused.
 MAX_INDEX = 2 ** 24
@@ -120,7 +121,7 @@ class ArgReduction(Chain):
         fanin = fanin_for(dev, fanin)
         tuning = dev.tuning(ReduceTuning)
         self.result, self.slot, self.fanin, self.mode = result, int(slot), fanin, mode
-        p0 = payload if payload is not None else _dummy(dev)
+        p0 = payload if payload is not None else dummy_array(dev)
         ins = dict(first_inputs, P0=p0)
         fu = dict(first_uniforms or {})
         fd = dict(first_defines or {})
@@ -144,9 +145,9 @@ class ArgReduction(Chain):
 
         names = ("VAL", "IDX", "VAL2", "IDX2") if dual else ("VAL", "IDX")
         self._build(level_sizes(int(n_src), fanin), first, nxt, ins, result,
-                    lambda: (_slot_rect(result, slot, 2 if dual else 1), int(slot)),
+                    lambda: (slot_rect(result, slot, 2 if dual else 1), int(slot)),
                     lambda level: fu if level == 0 else {}, defines, names, next_inputs,
-                    lambda m: _vector_layout(dev, m))
+                    lambda m: vector_layout(dev, m))
 
     def bind_first(self, **arrays) -> "ArgReduction":
         """Swap the first level's inputs for arrays of the same layouts."""
@@ -186,7 +187,7 @@ class _ArgPlain:
 def _as_mask(dev, mask, a):
     """(mask DeviceArray, uploaded_here), validated like ``arr``, of ``a``'s shape."""
     if isinstance(mask, DeviceArray):
-        m, _ = _as_device(dev, mask, "mask", check_nan=False)
+        m, _ = as_device(dev, mask, "mask", check_nan=False)
         if m.shape != a.shape:
             raise ValueError(f"mask has shape {m.shape}, arr has shape {a.shape}")
         return m, False
@@ -202,7 +203,7 @@ def _as_mask(dev, mask, a):
 
 
 def _arg_device(dev, arr, mask, mode: str, fanin, check_nan: bool):
-    a, mine = _as_device(dev, arr, "arr", check_nan)
+    a, mine = as_device(dev, arr, "arr", check_nan)
     m, mmine = None, False
     try:
         if a.size >= MAX_INDEX:
@@ -357,7 +358,6 @@ def index_of_min(a, device=None) -> int:
     >>> sg.argmin(np.array([3.0, 1.0, 2.0, 1.0]))            # ties to the lowest index
     1
     """
-    from ...engine.validation import pick_device
     return argmin(pick_device(device, [a]), a)[1]
 
 
@@ -393,5 +393,4 @@ def index_of_max(a, device=None) -> int:
     >>> sg.argmax(dev.array(np.array([0.5, np.nan, 2.0])))    # the first NaN wins
     1
     """
-    from ...engine.validation import pick_device
     return argmax(pick_device(device, [a]), a)[1]

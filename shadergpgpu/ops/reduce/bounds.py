@@ -5,7 +5,7 @@
 """
 from __future__ import annotations
 
-from .levels import DEFAULT_FANIN, _check_fanin, axis_passes, level_sizes
+from .levels import DEFAULT_FANIN, check_fanin, axis_passes, level_sizes
 
 #: float32's unit roundoff (round to nearest): ``fl(a + b) = (a + b)(1 + d)``, ``|d| <= U``
 U = 2.0 ** -24
@@ -24,7 +24,7 @@ def rounding_depth(texels: int | None = None, fanin: int = DEFAULT_FANIN,
     axis of ``length`` elements: ``axis_passes(length, F) * (F - 1)``. ``mapped``: the map
     rounds once more (``x * y`` of :data:`DOT` and :data:`NORM`): ``+ 1``.
     """
-    fanin = _check_fanin(fanin)
+    fanin = check_fanin(fanin)
     if (texels is None) == (length is None):
         raise ValueError("give texels (a whole-array reduction) or length (along an axis)")
     if length is not None:

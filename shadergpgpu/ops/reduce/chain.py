@@ -13,7 +13,7 @@ from ...engine.layout import Layout
 from ..tuning import ReduceTuning
 
 
-def _vector_layout(dev, texels: int) -> Layout:
+def vector_layout(dev, texels: int) -> Layout:
     """A packed 1 x (4 * texels) vector, one RGBA texel per partial result, wrapped at the
     device's ``ReduceTuning.level_wrap`` texels per texture row."""
     wrap = dev.tuning(ReduceTuning).level_wrap
@@ -22,10 +22,10 @@ def _vector_layout(dev, texels: int) -> Layout:
 
 def result_array(dev, slots: int = 1) -> DeviceArray:
     """A small packed vector of ``slots`` texels that reductions write their results into."""
-    return dev.alloc(_vector_layout(dev, slots), (4 * int(slots),))
+    return dev.alloc(vector_layout(dev, slots), (4 * int(slots),))
 
 
-def _slot_rect(res: DeviceArray, slot: int, width: int = 1) -> tuple:
+def slot_rect(res: DeviceArray, slot: int, width: int = 1) -> tuple:
     x, y, _ = res.layout.texel_of(0, 4 * int(slot))
     x2, y2, _ = res.layout.texel_of(0, 4 * (int(slot) + width - 1))
     if y2 != y:
@@ -33,7 +33,7 @@ def _slot_rect(res: DeviceArray, slot: int, width: int = 1) -> tuple:
     return (x, y, width, 1)
 
 
-def _dummy(dev) -> DeviceArray:
+def dummy_array(dev) -> DeviceArray:
     """A 1-texel array bound where a kernel declares an input that this call does not read."""
     # kept by the device itself: a cached chain bound to an evictable resource would be left
     # pointing at a released array when the resource cache drops it

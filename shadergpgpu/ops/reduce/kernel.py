@@ -12,10 +12,11 @@ from ...engine.arrays import DeviceArray
 from ...engine.kernels import In, Kernel, declare
 from ...engine.layout import Layout
 from ..tuning import ReduceTuning
-from .kernel_chains import _Plain
-from .levels import DEFAULT_FANIN, _check_fanin, axis_passes, fanin_for, level_sizes, passes
-from .params import (_AlwaysScalar, _check_names, _float_literal, _identity_text,
-                     _parse_params, _scalar, _vec4_safe, host_operand)
+from .kernel_chains import Plain
+from .levels import DEFAULT_FANIN, check_fanin, axis_passes, fanin_for, level_sizes, passes
+from .params import (AlwaysScalar, check_names, float_literal, identity_text,
+                     parse_params, scalar_operand, vec4_safe, host_operand)
+from ...engine.validation import pick_device
 
 
 class ReductionKernel:
@@ -94,10 +95,10 @@ class ReductionKernel:
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
                  identity=None, name=None, *, _library: bool = False):
         self.name = str(name) if name is not None else "reduction_kernel"
-        self.in_params = _parse_params(in_params, "in_params")
+        self.in_params = parse_params(in_params, "in_params")
         if not self.in_params:
             raise ValueError("in_params: a reduction needs at least one input parameter")
-        outs = _parse_params(out_params, "out_params")
+        outs = parse_params(out_params, "out_params")
         if len(outs) != 1 or outs[0][0] not in ("float32", "float"):
             raise ValueError(f"out_params must declare one float32 output, got {out_params!r}")
         self.out_name = outs[0][1]
@@ -107,16 +108,16 @@ class ReductionKernel:
             raise ValueError(f"{self.name}: identity is required (the value of an empty "
                              "reduction: 0 for a sum, -inf for a max ...)")
         if isinstance(identity, str):   # CuPy passes the identity as C source text: "0"
-            identity = _identity_text(self.name, identity)
-        self.identity = _scalar(identity, "identity") if not isinstance(identity, float) \
+            identity = identity_text(self.name, identity)
+        self.identity = scalar_operand(identity, "identity") if not isinstance(identity, float) \
             else float(identity)
         names = {n for _, n in self.in_params}
-        _check_names(map_expr, "map_expr", names | {"_i"})
-        _check_names(reduce_expr, "reduce_expr", names | {"a", "b"})
+        check_names(map_expr, "map_expr", names | {"_i"})
+        check_names(reduce_expr, "reduce_expr", names | {"a", "b"})
         post = post_map_expr.strip() if isinstance(post_map_expr, str) else post_map_expr
         if post == "":
             post = f"{self.out_name} = a"
-        _check_names(post, "post_map_expr", names | {"a", self.out_name})
+        check_names(post, "post_map_expr", names | {"a", self.out_name})
         self.map_expr, self.reduce_expr, self.post_map_expr = map_expr, reduce_expr, post
         self._make = declare if _library else Kernel
         self._kernels: dict = {}
@@ -124,8 +125,8 @@ class ReductionKernel:
         # library's kernels, found out by a first compile for a user's (key -> bool)
         self._vec4_default = bool(_library)
         self._vec4: dict = {}
-        if not (_vec4_safe(map_expr) and _vec4_safe(reduce_expr)):
-            self._vec4 = _AlwaysScalar()
+        if not (vec4_safe(map_expr) and vec4_safe(reduce_expr)):
+            self._vec4 = AlwaysScalar()
         if _library:
             # the library's variants are declared at import (one array, whole array or axis)
             arrays = tuple(n for _, n in self.in_params)
@@ -145,7 +146,7 @@ class ReductionKernel:
         return (f"float sg_reduce(float a, float b) {{ return float({self.reduce_expr}); }}\n"
                 f"#if VEC4\nvec4 sg_reduce4(vec4 a, vec4 b) {{ return vec4({self.reduce_expr}); "
                 f"}}\n#endif\n"
-                f"float sg_identity() {{ return {_float_literal(self.identity)}; }}\n"
+                f"float sg_identity() {{ return {float_literal(self.identity)}; }}\n"
                 f"float sg_post(float a) {{\n    float {self.out_name} = 0.0;\n"
                 f"    {self.post_map_expr};\n    return {self.out_name};\n}}\n")
 
@@ -317,7 +318,6 @@ void main() {{
 
     # ---- calls ---------------------------------------------------------------------------------
     def __call__(self, *args, axis=None, device=None, fanin=None):
-        from ...engine.validation import pick_device
         if len(args) != len(self.in_params):
             raise TypeError(f"{self.name} takes {len(self.in_params)} argument(s) "
                             f"({', '.join(n for _, n in self.in_params)}), got {len(args)}")
@@ -353,7 +353,7 @@ void main() {{
             elif isinstance(a, (np.ndarray, list, tuple)) or hasattr(a, "__array__"):
                 arrays[p] = host_operand(a, shown)
             else:
-                scalars[p] = _scalar(a, shown)
+                scalars[p] = scalar_operand(a, shown)
             if p in arrays:
                 s = tuple(arrays[p].shape)
                 if shape is None:
@@ -392,7 +392,7 @@ void main() {{
                 rows, cols = first_lay.rows, first_lay.cols
             lays = tuple(arrays[n].layout for n in order)
             key = ("sg.reduce", self, tuple(order), mode, lays, fanin, dev.tuning(ReduceTuning))
-            chain = dev.resource(key, lambda: _Plain(self, dev, order, mode, lays, fanin))
+            chain = dev.resource(key, lambda: Plain(self, dev, order, mode, lays, fanin))
             if axis is None:
                 out = dev.alloc(Layout(1, 1, True, "row", dev.max_texture_size), (1,))
             else:
@@ -410,7 +410,7 @@ void main() {{
 
     def passes(self, shape, axis=None, fanin=None, packed=True) -> int:
         """Passes one call over arrays of ``shape`` draws."""
-        fanin = _check_fanin(fanin)
+        fanin = check_fanin(fanin)
         shape = tuple(shape)
         if axis is None or len(shape) == 1:
             return passes(int(np.prod(shape)), fanin, packed) if packed else \

@@ -1,11 +1,11 @@
 """The prepared chains a ReductionKernel call runs: whole array (:class:`FlatChain`), along an
-axis (:class:`AxisChain`), and the cached pair of chain and scratch result (:class:`_Plain`);
+axis (:class:`AxisChain`), and the cached pair of chain and scratch result (:class:`Plain`);
 GLSL errors in a kernel's expressions are reported with the expressions."""
 from __future__ import annotations
 
 from ...engine.errors import ShaderCompileError
 from ...engine.layout import Layout
-from .chain import Chain, Placeholder, _slot_rect, _vector_layout
+from .chain import Chain, Placeholder, slot_rect, vector_layout
 from .levels import level_sizes
 
 
@@ -15,7 +15,7 @@ def _compile_error(rk, e):
         f"reduce_expr {rk.reduce_expr!r}, post_map_expr {rk.post_map_expr!r}):\n{e}")
 
 
-class _Plain:
+class Plain:
     """A cached chain of one ReductionKernel variant; inputs and result bound per call."""
 
     def __init__(self, rk, dev, order, mode, lays, fanin):
@@ -87,12 +87,12 @@ class FlatChain(Chain):
             # the final level also folds the four lanes and applies the post-map (FINAL)
             self._build(level_sizes(n_texels, fanin), {False: first, True: first},
                         {False: nxt, True: nxt}, inputs, result,
-                        lambda: (_slot_rect(result, slot), int(slot)),
+                        lambda: (slot_rect(result, slot), int(slot)),
                         lambda level: {},
                         lambda level, final: {"FANIN": fanin, "FINAL": int(final),
                                               "VEC4": int(vec4)},
                         ("OUT",), lambda outs: {"V": outs["OUT"]},
-                        lambda m: _vector_layout(dev, m))
+                        lambda m: vector_layout(dev, m))
         _prepare_guard(rk, build)
 
 

@@ -50,7 +50,7 @@ def default_fanin(loop_cap: int | None = None) -> int:
     return max(2, min(DEFAULT_FANIN, (int(loop_cap) - 4) // 5))
 
 
-def _check_fanin(fanin) -> int:
+def check_fanin(fanin) -> int:
     if fanin is None:
         return DEFAULT_FANIN
     if not isinstance(fanin, (int, np.integer)) or isinstance(fanin, bool) or fanin < 2:
@@ -64,5 +64,5 @@ def fanin_for(dev, fanin=None) -> int:
     """The fan-in a call uses: ``fanin`` (checked), else :data:`DEFAULT_FANIN` lowered to fit
     the device's loop cap (a level runs up to 5 loop iterations per texel gathered, plus 4)."""
     if fanin is not None:
-        return _check_fanin(fanin)
+        return check_fanin(fanin)
     return default_fanin(getattr(dev, "loop_cap", None))

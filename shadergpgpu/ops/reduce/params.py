@@ -3,7 +3,7 @@
 Parameter texts (``"float32 x, float32 y"``) and GLSL expressions are checked against the names
 they may use; identities given as C text (``"-INFINITY"``) become numbers; numpy operands are
 converted to float32 under the library's rule (:func:`host_operand`), scalars checked, and
-inputs of the sums and arg-reductions validated (:func:`_as_device`).
+inputs of the sums and arg-reductions validated (:func:`as_device`).
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ _IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
 _NAME = re.compile(r"[A-Za-z_]\w*\Z")
 
 
-def _parse_params(text, what: str) -> list[tuple[str, str]]:
+def parse_params(text, what: str) -> list[tuple[str, str]]:
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a string like 'float32 x, float32 y'")
     out = []
@@ -62,7 +62,7 @@ def _parse_params(text, what: str) -> list[tuple[str, str]]:
     return out
 
 
-def _check_names(expr: str, what: str, allowed: set) -> None:
+def check_names(expr: str, what: str, allowed: set) -> None:
     if not isinstance(expr, str):
         raise TypeError(f"{what} must be a string, got {type(expr).__name__}")
     if any(c in expr for c in ";{}#\n") and what != "post_map_expr":
@@ -80,14 +80,14 @@ _VEC_CHANGES_MEANING = re.compile(
     r"\b(length|distance|dot|float|int|uint|bool|any|all|[iub]?vec[234])\b|\.\s*[A-Za-z_]")
 
 
-def _vec4_safe(expr: str) -> bool:
+def vec4_safe(expr: str) -> bool:
     """Whether applying ``expr`` to vec4 operands means the same, lane by lane (no functions
     that fold a vector, no constructors or conversions (``float(v)`` takes one lane), no
     swizzles); otherwise the lane loop runs."""
     return _VEC_CHANGES_MEANING.search(expr) is None
 
 
-class _AlwaysScalar(dict):
+class AlwaysScalar(dict):
     def get(self, key, default=None):
         return False
 
@@ -95,7 +95,7 @@ class _AlwaysScalar(dict):
         pass
 
 
-def _float_literal(v: float) -> str:
+def float_literal(v: float) -> str:
     """A GLSL expression of exactly float32 ``v`` (infinities included)."""
     bits = int(np.array([v], np.float32).view(np.uint32)[0])
     return f"uintBitsToFloat(0x{bits:08X}u)"
@@ -107,7 +107,7 @@ def host_operand(x, name: str) -> np.ndarray:
     return device_values(x, name)
 
 
-def _scalar(v, name: str) -> float:
+def scalar_operand(v, name: str) -> float:
     if isinstance(v, (bool, np.bool_)):
         return float(v)
     if isinstance(v, numbers.Complex) and not isinstance(v, numbers.Real):
@@ -124,7 +124,7 @@ _INFINITIES = {"infinity": float("inf"), "inf": float("inf"), "huge_valf": float
                "huge_val": float("inf"), "cudart_inf_f": float("inf")}
 
 
-def _identity_text(kname: str, text: str) -> float:
+def identity_text(kname: str, text: str) -> float:
     """A CuPy-style identity given as C source text (``"0"``, ``"-1.5f"``, ``"-INFINITY"``)."""
     t = text.strip()
     sign = -1.0 if t.startswith("-") else 1.0
@@ -140,7 +140,7 @@ def _identity_text(kname: str, text: str) -> float:
                          "are C literals such as '0', '1.0f' or '-INFINITY')") from None
 
 
-def _as_device(dev, arr, name: str, check_nan: bool):
+def as_device(dev, arr, name: str, check_nan: bool):
     """(DeviceArray, uploaded_here) for a numpy or device input."""
     if isinstance(arr, DeviceArray):
         if arr.released:
