@@ -28,8 +28,9 @@ Per pass (a prepared pass: bind program, set one float uniform, bind 2 input tex
 framebuffer, draw one full-screen triangle into a 64x64, then a 1x1 RGBA32F target; the kernel
 is the library's ``engine/saxpy``, its GLSL ES source from ``shadergpgpu.engine.export``),
 3,000 passes then a finish, best of 7; a float readback of 1 MiB (256x256 RGBA32F through
-glReadPixels / ``fbo.read``); and a compute check: saxpy on 64x256 float32 compared with numpy, plus a
-4-output pass (multiple render targets) and float additive blending where the context has it.
+glReadPixels / ``fbo.read``); and a compute check: saxpy on 64x256 float32 compared with numpy,
+plus a 4-output pass (multiple render targets) and float additive blending where the context
+has it.
 
 Each binding also runs in a child of its own (a binding that crashes in the driver takes only
 its child down; the parent reports the signal), and ``interleaved`` puts the desktop context and
