@@ -169,17 +169,6 @@ def test_checks_see_a_violation(tmp_path, monkeypatch):
     assert _upward([probe])[0] == "shadergpgpu.algorithms.probe:2 imports shadergpgpu.distributed"
 
 
-#: circles still being untangled elsewhere (the analysis/reports package has its own owner);
-#: each entry is one circle, as the sorted tuple of its modules
-KNOWN_CIRCLES = {
-    ("shadergpgpu.analysis.reports.common", "shadergpgpu.analysis.reports.model_cases",
-     "shadergpgpu.analysis.reports.predicted"),
-    ("shadergpgpu.analysis.reports.calibrate_calls",
-     "shadergpgpu.analysis.reports.calibrate_kernels",
-     "shadergpgpu.analysis.reports.calibrate_residual"),
-}
-
-
 def _targets(path: pathlib.Path, modules: set):
     """The modules of the library that ``path`` imports (function-level imports included):
     ``from pkg import name`` names the module ``pkg.name`` where there is one, else ``pkg``.
@@ -244,7 +233,7 @@ def _circles(sources) -> list:
 
 
 def test_no_import_circle_between_modules():
-    circles = [c for c in _circles(SOURCES) if c not in KNOWN_CIRCLES]
+    circles = _circles(SOURCES)
     assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
 
 

@@ -3,9 +3,9 @@
 Layers, bottom up: ``context`` (GL context and capabilities), ``layout`` (pure shape math and
 the GLSL accessors), ``arrays`` (textures and their pool), ``programs`` (shader files and the
 program cache), ``kernels`` (declared kernels: inputs, outputs, typed uniforms, loop work),
-``passes`` (compiled kernels, prepared passes), ``counter`` (the pass counter), ``drawing``
-and ``calls`` (``Device.run``: the checked path and the cached quick path of a known call),
-``transfer`` (uploads and readbacks, mapped buffers), ``device`` (ties them together),
+``passes`` (compiled kernels, prepared passes), ``counter`` (the pass counter), ``calls`` (the
+cached quick path of a known call), ``transfer`` (uploads and readbacks, mapped buffers),
+``device`` (ties them together; ``Device.run``'s checks and draws),
 ``validation`` (input checks shared by every algorithm), ``sanitizer`` (debug mode: reads out
 of range, NaN/Inf made by a kernel), ``observe`` (what the engine reports to listeners:
 :meth:`Device.observe`; pass plans and cost models listen from outside the engine).

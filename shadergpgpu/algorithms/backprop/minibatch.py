@@ -40,7 +40,7 @@ from ...engine.builtin import COPY
 from ...engine.errors import TooLargeError
 from ...engine.kernels import In, declare
 from ...ops.reduce.chain import result_array
-from ...ops.reduce.sums import SumReduction
+from ...ops.reduce.sums import SumReduction, sum as device_sum
 
 ACTIVATIONS = {"identity": 0, "logistic": 1, "tanh": 2, "relu": 3}
 OUT_ACTIVATIONS = {"identity": 0, "softmax": 1, "logistic": 2}
@@ -410,12 +410,11 @@ class MinibatchTrainer:
     def score_terms(self, Xv, Yv, SWv, kind: int):
         """Per-output sums of the validation terms (``mb_score.frag``) for the device arrays
         Xv, Yv and weights SWv: one sum per output read back."""
-        from ...ops.reduce.sums import sum as dsum
         with self.dev.scope() as s:
             P = forward(self.dev, self.W[self.parity], Xv, self.act, self.out_act, scope=s)
             T = s.empty(P.shape)
             SCORE(T, P=P, Y=Yv, SW=SWv, defines={"KIND": kind})
-            return dsum(T, axis=0).get().astype(np.float64).ravel()
+            return device_sum(T, axis=0).get().astype(np.float64).ravel()
 
     def release(self) -> None:
         for chains in getattr(self, "_sums", []):
