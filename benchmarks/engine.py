@@ -30,7 +30,7 @@ import shadergpgpu as sg  # noqa: E402
 from shadergpgpu.engine.builtin import COPY, SAXPY  # noqa: E402
 from shadergpgpu.analysis.reports.common import markdown_table  # noqa: E402
 
-ROWSUM = sg.Kernel(source="""
+ROW_SUMS = sg.Kernel(source="""
 void main() {
     vec4 s = vec4(0.0);
     for (int l = 0; l < 4; ++l) {
@@ -261,7 +261,7 @@ def uniform_cost(dev, repeats: int, quick: bool):
     import re
     ctx = dev.ctx
     rows = []
-    cases = [("row sum, element access", ROWSUM, (256, 2048) if quick else (1024, 8192),
+    cases = [("row sum, element access", ROW_SUMS, (256, 2048) if quick else (1024, 8192),
               (1, 256 if quick else 1024)),
              ("copy, texel access", COPY, (1024, 1024) if quick else (4096, 4096), None)]
     for name, kern, shape, oshape in cases:

@@ -25,7 +25,7 @@ def rowsum_kernel(name: str = "test/rowsum") -> sg.Kernel:
                      name=name)
 
 
-ROWSUM = rowsum_kernel()
+ROW_SUMS = rowsum_kernel()
 
 ACCUMULATE = sg.Kernel("accumulate.frag", root=HERE, inputs={"X": sg.In(like="OUT")},
                        uniforms={"scale": "float"})

@@ -118,7 +118,7 @@ def test_trim_and_evictions_between_calls(dev):
 def test_a_program_shared_by_two_signatures_keeps_each_ones_shapes():
     """Two calls of one kernel with different layouts share its program: each call's shape
     uniforms must be in place when it draws, in any order, between prepared passes too."""
-    from kernels_for_tests import ROWSUM
+    from kernels_for_tests import ROW_SUMS
     dev = sg.Device()
     try:
         a = np.random.default_rng(2).random((5, 9)).astype(np.float32)
@@ -126,14 +126,14 @@ def test_a_program_shared_by_two_signatures_keeps_each_ones_shapes():
         A, B = dev.array(a), dev.array(b)
         oa, ob = dev.empty((1, 5)), dev.empty((1, 6))
         for _ in range(3):
-            dev.run(ROWSUM, oa, inputs={"X": A})
-            dev.run(ROWSUM, ob, inputs={"X": B})
+            dev.run(ROW_SUMS, oa, inputs={"X": A})
+            dev.run(ROW_SUMS, ob, inputs={"X": B})
             np.testing.assert_allclose(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5)
-            dev.prepare(ROWSUM, oa, inputs={"X": A}).run()
+            dev.prepare(ROW_SUMS, oa, inputs={"X": A}).run()
             np.testing.assert_allclose(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5)
-            dev.run(ROWSUM, ob, inputs={"X": B})
+            dev.run(ROW_SUMS, ob, inputs={"X": B})
             np.testing.assert_allclose(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5)
-            dev.run(ROWSUM, oa, inputs={"X": A})
+            dev.run(ROW_SUMS, oa, inputs={"X": A})
             np.testing.assert_allclose(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5)
     finally:
         dev.release()

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shadergpgpu as sg
-from kernels_for_tests import ROWSUM
+from kernels_for_tests import ROW_SUMS
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.errors import LoopBudgetError, ShaderCompileError, TooLargeError
 from shadergpgpu.engine.glraw import BufferArray
@@ -98,7 +98,7 @@ def test_row_sum_over_70000_columns_is_right(dev):
     """llvmpipe stops loops at 65,535 iterations: the split range is cut across passes."""
     x = np.random.default_rng(0).standard_normal((3, 70_000))
     out = dev.empty((1, 3))
-    n = ROWSUM(out, X=dev.array(x))
+    n = ROW_SUMS(out, X=dev.array(x))
     if dev.loop_cap is not None:
         assert n >= 5
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=2e-3)
@@ -109,8 +109,8 @@ def test_loop_budget_at_a_forced_small_cap():
     x = np.random.default_rng(1).uniform(-1, 1, (5, 1000))
     X = d.array(x)
     out = d.empty((1, 5))
-    assert d.passes_for(ROWSUM, {"X": X}, out) == 11      # 4 * 1000 + 4 iterations, 396 per pass
-    assert ROWSUM(out, X=X) == 11
+    assert d.passes_for(ROW_SUMS, {"X": X}, out) == 11      # 4 * 1000 + 4 iterations, 396 per pass
+    assert ROW_SUMS(out, X=X) == 11
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
     with pytest.raises(LoopBudgetError, match="loop cap of 400.*use fewer columns"):
         ROWSUM_FIXED(out, X=X)
@@ -118,7 +118,7 @@ def test_loop_budget_at_a_forced_small_cap():
     ROWSUM_FIXED(out, X=small)                            # 364 iterations: under the cap
     np.testing.assert_allclose(out.get()[0], x[:, :90].sum(axis=1), rtol=0, atol=1e-4)
     # a prepared pass cuts the range too
-    p = d.prepare(ROWSUM, out, inputs={"X": X})
+    p = d.prepare(ROW_SUMS, out, inputs={"X": X})
     assert p.passes_per_run == 11
     d.fill(out, 7.0)
     p.run()

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from kernels_for_tests import ACCUMULATE, MRT_SCALE, ROWSUM
+from kernels_for_tests import ACCUMULATE, MRT_SCALE, ROW_SUMS
 from shadergpgpu.engine import profiles
 from shadergpgpu.engine.builtin import SAXPY
 from shadergpgpu.engine.glraw import BufferArray
@@ -77,7 +77,7 @@ def test_accumulation_by_ping_pong_without_float_blending(toy):
 def test_split_loops_under_the_profile_cap_without_blending(toy):
     x = np.random.default_rng(1).uniform(-1, 1, (3, 200))
     out = toy.empty((1, 3))
-    n = ROWSUM(out, X=toy.array(x))
+    n = ROW_SUMS(out, X=toy.array(x))
     assert n == 3 + 2 * 2 * 1            # 3 slices; the 2 after the first by ping-pong
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
 

@@ -11,7 +11,7 @@ import shadergpgpu as sg
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 
-from kernels_for_tests import ROWSUM
+from kernels_for_tests import ROW_SUMS
 
 CONST = "void main() { OUT = vec4(a); }"
 
@@ -185,7 +185,7 @@ def test_split_loop_blend(dev, blend, slices, fill, expected):
     x = dev.array(np.ones((1, 8)))
     with dev.empty((1, 1)) as out:
         dev.fill(out, fill)
-        dev.run(ROWSUM, out, inputs={"X": x}, blend=blend, slices=slices)
+        dev.run(ROW_SUMS, out, inputs={"X": x}, blend=blend, slices=slices)
         assert out.get()[0, 0] == expected
     x.release()
 
@@ -197,7 +197,7 @@ def test_split_loop_blend_forced_by_loop_cap(blend):
         x = d.array(np.ones((2, 8)))
         out = d.empty((1, 2))
         d.fill(out, 100.0 if blend == "min" else 1.0)
-        p = d.prepare(ROWSUM, out, inputs={"X": x}, blend=blend)
+        p = d.prepare(ROW_SUMS, out, inputs={"X": x}, blend=blend)
         assert p.passes_per_run > 1
         p.run()
         np.testing.assert_array_equal(out.get(), 8.0)
@@ -211,7 +211,7 @@ def test_split_loop_blend_without_float_blending():
         x = d.array(np.ones((1, 8)))
         out = d.empty((1, 1))
         d.fill(out, 100.0)
-        d.run(ROWSUM, out, inputs={"X": x}, accumulate="min")
+        d.run(ROW_SUMS, out, inputs={"X": x}, accumulate="min")
         assert out.get()[0, 0] == 8.0
     finally:
         d.release()

@@ -115,7 +115,7 @@ def test_setup_spot_check_catches_a_dropped_row_sum_pass(dev, monkeypatch):
     seen = []
 
     def run(kernel, *args, **kwargs):
-        if any(kernel is k for k in sm.ROWSUM.values()):
+        if any(kernel is k for k in sm.ROW_SUMS.values()):
             seen.append(1)
             if len(seen) == 3:
                 return 0

@@ -130,7 +130,7 @@ def test_cpu_fetch_variants_compile_as_glsl_es():
     """The CPU renderers' fetch variants (Y_STEP, Y_DIMS, SHARED) are valid GLSL ES too."""
     lib = export._library()
     for kern, defines in [(sm.UPDATE[src], {"Y_STEP": 1, "Y_DIMS": m}) for src in sm.SOURCES
-                          for m in (1, 2, 3, 4)] + [(sm.DIST, {"SHARED": 1, "SOURCE": 0})]:
+                          for m in (1, 2, 3, 4)] + [(sm.DISTANCES, {"SHARED": 1, "SOURCE": 0})]:
         ok, msg = export.check_es(export.to_es(export.final_source(kern, lib, defines)))
         assert ok, f"{kern.name} {defines}:\n{msg}"
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from kernels_for_tests import ROWSUM
+from kernels_for_tests import ROW_SUMS
 from shadergpgpu.engine import export
 from shadergpgpu.engine.blocks import BlockArray, BlockLayout, has_uniform_blocks
 from shadergpgpu.engine.builtin import COPY, FILL, SAXPY
@@ -254,7 +254,7 @@ def test_split_loop_under_the_loop_cap(rng):
         x = rng.standard_normal((3, 200))
         X = d.array(x)
         out = d.empty((1, 3))
-        assert ROWSUM(out, X=X) > 1                       # cut across blended passes
+        assert ROW_SUMS(out, X=X) > 1                       # cut across blended passes
         np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=1e-4, atol=1e-4)
         with pytest.raises(KernelDebugError) as e:
             ROWSUM_BAD(out, X=X)

@@ -79,7 +79,7 @@ def main(argv=None) -> int:
     V = dev.alloc(vlay)
     chunks = sm.sweep_chunks(n, d, "rows", 1, tuning=tuning)
     works = [sm.chunk_work(n, d, "rows", nb) for _, nb in chunks]
-    kern = sm.ROWSUM["rows"]
+    kern = sm.ROW_SUMS["rows"]
     lx = XA.layout
     print(f"# device {dev.caps.renderer} | max texture {dev.max_texture_size} | loop cap "
           f"{dev.loop_cap} | float blending {dev.float_blending}")

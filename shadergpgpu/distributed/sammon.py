@@ -64,7 +64,7 @@ class _SammonShard:
         self.dev = dev
         n = Xc.shape[0]
         est = S.Sammon(**dict(c["params"], cache=False))
-        rowsums = tuple(S.ROWSUM.values())
+        rowsums = tuple(S.ROW_SUMS.values())
         cleared = set()
         plain_run = dev.run
 

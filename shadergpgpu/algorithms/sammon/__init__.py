@@ -16,9 +16,10 @@ How it runs on the engine
   ``prev`` and ``next`` (N x m, m <= 4: one texel per point), the direction ``G`` and the
   per-point stress terms ``S``. Positions, ``G`` and ``S`` share one texture shape: a near-square
   wrap of N texels (a 1 x N strip would leave half of every 2 x 2 fragment quad idle).
-* Kernels are declared once in :mod:`.kernels` (:data:`UPDATE` and :data:`ROWSUM`, one per source,
-  :data:`DIST`, :data:`SQNORM`; the step is :data:`shadergpgpu.engine.builtin.SAXPY`). Sizes
-  reach the shaders as uniforms, so a fit of any N and n compiles the same few programs.
+* Kernels are declared once in :mod:`.kernels` (:data:`UPDATE` and :data:`ROW_SUMS`, one per
+  source, :data:`DISTANCES`, :data:`SQUARED_NORMS`; the step is
+  :data:`shadergpgpu.engine.builtin.SAXPY`). Sizes reach the shaders as uniforms, so a fit of
+  any N and n compiles the same few programs.
 * The tiled update (``layout="rows"``, distances recomputed; ``shaders/algorithms/sammon/
   tile.frag``, :data:`TILE`): a fragment owns K points i and one of ``n_part`` parts of the
   j range, and sweeps the points j in blocks of JB (``SammonTuning.tile_jb``). The default
@@ -124,8 +125,8 @@ Files
   passes, the update and stress evaluation, the two step rules).
 * ``geometry.py``: :func:`fit_geometry` (every layout, the cache, the sweep and its cuts from the
   shapes alone, before anything is allocated) and :func:`use_cache`.
-* ``kernels.py``: the declared kernels (UPDATE, ROWSUM, TILE, FINISH, DIST, SQNORM), their loop
-  costs and splits, :func:`sweep_source` and :func:`update_kernel`.
+* ``kernels.py``: the declared kernels (UPDATE, ROW_SUMS, TILE, FINISH, DISTANCES,
+  SQUARED_NORMS), their loop costs and splits, :func:`sweep_source` and :func:`update_kernel`.
 * ``tuning.py``: :class:`SammonTuning`, the choices that trade speed (the tiled update's
   variant, :data:`TILE_VARIANTS`; the fetch variants; where the stress is summed; the pass and
   wait bounds of the sweep), set on the device (``dev.tune(SammonTuning.variant("k4j16"))``)
@@ -156,7 +157,7 @@ from .chunking import (chunk_work, host_waits, sweep_align, sweep_chunks,  # noq
                        sweep_units)
 from .estimator import Sammon
 from .geometry import fit_geometry  # noqa: F401
-from .kernels import (DIST, FINISH, ROWSUM, SOURCES, SQNORM, TILE, TILE_SHAPES,  # noqa: F401
+from .kernels import (DISTANCES, FINISH, ROW_SUMS, SOURCES, SQUARED_NORMS, TILE, TILE_SHAPES,
                       UPDATE, block_cost, sweep_source, update_kernel)
 from .sweeps import accumulate_cost, sweep_passes  # noqa: F401
 from .reference import reference_fit, reference_terms

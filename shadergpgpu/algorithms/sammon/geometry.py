@@ -11,7 +11,7 @@ from ...engine.errors import LoopBudgetError, TooLargeError
 from ...engine.layout import Layout
 from ...engine.limits import ceil_div
 from .chunking import sweep_chunks
-from .kernels import DIST, ROWSUM, SOURCES, sweep_source, update_kernel
+from .kernels import DISTANCES, ROW_SUMS, SOURCES, sweep_source, update_kernel
 from .sweeps import sweep_passes
 from .tiles import blocked_shape, tile_parts, tile_points, tile_s_lane
 from .tuning import SammonTuning
@@ -21,7 +21,7 @@ from .tuning import SammonTuning
 def use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
     """Whether a fit keeps the N x N source distances (``cache``: the estimator's parameter):
     "auto" when they take at most ``SammonTuning.cache_auto_bytes``, fit one texture and the
-    DIST kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
+    DISTANCES kernel's loop fits the cap; True where they fit one texture (else ValueError)."""
     mx = dev.max_texture_size
     order = "col" if layout == "columns" else "row"
     try:
@@ -33,7 +33,7 @@ def use_cache(dev, cache, n: int, d: int, layout: str) -> bool:
         if not (4 * n * n <= dev.tuning(SammonTuning).cache_auto_bytes and fits):
             return False
         lays = {"X": Layout(n, d, True, order, mx), "OUT": Layout(n, n, True, "row", mx)}
-        loop = DIST.trips(lays, {}, {"SOURCE": SOURCES[layout]})[0]
+        loop = DISTANCES.trips(lays, {}, {"SOURCE": SOURCES[layout]})[0]
         return dev.loop_cap is None or loop <= dev.loop_cap
     if cache and not fits:
         raise ValueError(f"cache=True: the {n} x {n} distance matrix does not fit the "
@@ -73,14 +73,14 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     g.pos_layout = layout("positions", n, m, size=w)
     g.vec_layout = layout("positions' stress terms", n, 1, size=w)
     g.cached = use_cache(dev, est.cache, n, d, est.layout)
-    # How the pair kernels (UPDATE, and DIST for row-major X) fetch what they share. Sizes are
+    # How the pair kernels (UPDATE, and DISTANCES for row-major X) fetch what they share. Sizes are
     # shape uniforms, so Y_texel(j, 0) divides by Y_TEX_W per pair, and a CPU renderer runs
     # vector integer division lane by lane. On llvmpipe (2026-11-26, 16 features, m = 2,
     # cached; best of 10 to 30, in one process) the update pass took 8.4 ms at N = 1,000
     # (33.2 ms at 2,000) with Y_texel per pair and 5.4 ms (20.9 ms) with y_j's texel stepped
     # along the sweep, the pair terms in m components and two blocks a loop step (Y_STEP,
     # Y_DIMS; each part measured faster alone), the first code's time or less (its sizes
-    # were constants); DIST took 21.1 ms (73.6 ms) per lane and 10.9 ms (38.0 ms) with a
+    # were constants); DISTANCES took 21.1 ms (73.6 ms) per lane and 10.9 ms (38.0 ms) with a
     # texel's four lanes from one block fetch (SHARED). The same texels and sums in the same
     # order: the same bits. GPUs run them too: the accessors per pair divide the texel
     # index by the shape uniform (Y_TEX_W) and per lane by the row length, where the first
@@ -120,10 +120,10 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
                                float_blend=dev.float_blending, unroll=g.tile_unroll, tuning=t)
         if g.cached:
             lays = {"X": g.x_layout, "OUT": Layout(n, n, True, "row", mx)}
-            DIST.slices(lays, {}, DIST.resolve_defines({"SOURCE": SOURCES[est.layout]}),
+            DISTANCES.slices(lays, {}, DISTANCES.resolve_defines({"SOURCE": SOURCES[est.layout]}),
                         dev.loop_cap)
         else:
-            sweep_passes(ROWSUM[est.layout], n, d, est.layout,
+            sweep_passes(ROW_SUMS[est.layout], n, d, est.layout,
                          sweep_chunks(n, d, est.layout, 1, tuning=t), dev.loop_cap,
                          float_blend=dev.float_blending)
     except LoopBudgetError as e:

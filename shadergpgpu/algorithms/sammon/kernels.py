@@ -1,8 +1,8 @@
 """The Sammon kernels, declared once: the pair update (:data:`UPDATE`, per source), the row sums
-of dn (:data:`ROWSUM`), the tiled update (:data:`TILE`) and its finishing pass
-(:data:`FINISH`), the cached distances (:data:`DIST`) and |G|^2 (:data:`SQNORM`); their loop
-costs and splits, and which update kernel a fit runs (:func:`sweep_source`,
-:func:`update_kernel`). Shaders: ``shaders/algorithms/sammon/``."""
+of dn (:data:`ROW_SUMS`), the tiled update (:data:`TILE`) and its finishing pass
+(:data:`FINISH`), the cached distances (:data:`DISTANCES`) and |G|^2
+(:data:`SQUARED_NORMS`); their loop costs and splits, and which update kernel a fit runs
+(:func:`sweep_source`, :func:`update_kernel`). Shaders: ``shaders/algorithms/sammon/``."""
 from __future__ import annotations
 
 from ...engine.kernels import In, Split, declare
@@ -69,7 +69,7 @@ UPDATE = {
                  split=sweep_split(src), name=f"sammon/update-{src}", hint=HINT)
     for src in SOURCES}
 #: Row sums of dn over the sweep units blk0 + [0, n_blk) (eq. 4's sum when nothing is cached).
-ROWSUM = {
+ROW_SUMS = {
     src: declare("algorithms/sammon/rowsum.frag",
                  inputs={"X": In(packed=True, order="col" if src == "columns" else "row")},
                  uniforms={"blk0": "int", "n_blk": "int"}, defines={"SOURCE": SOURCES[src]},
@@ -133,12 +133,12 @@ FINISH = {
     for k, sl in TILE_SHAPES}
 #: The N x N source distances (cache=True), from either X layout (SOURCE 0 or 1); SHARED
 #: (define of the call): row-major X's four lanes of a texel from one block (dist.frag).
-DIST = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
+DISTANCES = declare("algorithms/sammon/dist.frag", inputs={"X": In(packed=True)},
                defines={"SOURCE": SOURCES["rows"], "SHARED": 0}, loop=dist_loop,
                name="sammon/dist",
                hint="use cache=False (the distances are then recomputed per block)")
 #: |G_i|^2 per point (adaptive step: the squared norm of the direction with a sum).
-SQNORM = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, order="row")},
+SQUARED_NORMS = declare("algorithms/sammon/sqnorm.frag", inputs={"G": In(packed=True, order="row")},
                  name="sammon/sqnorm")
 
 

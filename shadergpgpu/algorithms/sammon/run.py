@@ -14,7 +14,8 @@ from . import step as _step
 from .checks import spot_check_rowsums, spot_check_update
 from .chunking import chunk_work, host_waits, sweep_chunks
 from .geometry import fit_geometry
-from .kernels import DIST, FINISH, ROWSUM, SOURCES, SQNORM, UPDATE, tile_outputs, update_kernel
+from .kernels import (DISTANCES, FINISH, ROW_SUMS, SOURCES, SQUARED_NORMS, UPDATE, tile_outputs,
+                      update_kernel)
 from .step import StepRule, start_step
 from .tiles import blocked_source
 
@@ -78,7 +79,7 @@ class SammonRun:
         with dev.phase("sammon/setup"):
             if self.cached:
                 self.D = self._keep(dev.empty((n, n), packed=True, order="row"))
-                dev.run(DIST, self.D, inputs={"X": self.X},
+                dev.run(DISTANCES, self.D, inputs={"X": self.X},
                         defines={"SOURCE": SOURCES[est.layout], "SHARED": int(geo.fetch_variants)})
                 sum_dn = _reduce.total(dev, self.D)
                 src_inputs = {"D": self.D}
@@ -90,7 +91,7 @@ class SammonRun:
                 waits = host_waits([chunk_work(n, d, est.layout, nb) for _, nb in rs_chunks],
                                    geo.tuning.sync_work)
                 for k, (b0, nb) in enumerate(rs_chunks):
-                    dev.run(ROWSUM[est.layout], self.V, inputs={"X": self.X},
+                    dev.run(ROW_SUMS[est.layout], self.V, inputs={"X": self.X},
                             uniforms={"blk0": b0, "n_blk": nb},
                             accumulate="add" if k > 0 else None)
                     if waits[k]:
@@ -260,7 +261,7 @@ class SammonRun:
         e_a = self.evaluate(ya, yb, ga, 0.0)
         n_evals, history = 1, [e_a]
         with dev.phase("sammon/step"):
-            dev.run(SQNORM, self.V, inputs={"G": ga})
+            dev.run(SQUARED_NORMS, self.V, inputs={"G": ga})
             g2 = _reduce.total(dev, self.V)
         y0 = self._y0
         spread = float(np.sqrt(((y0 - y0.mean(axis=0)) ** 2).sum() / self.n))

@@ -92,8 +92,8 @@ from __future__ import annotations
 
 # the names code outside the package uses
 from .api import check_fits, sgemm  # noqa: F401
-from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C, STAGE, STAGE_BLOCK, TILE,
-                      TILE_UBO, TILE_UBO_BT)  # noqa: F401
+from .kernels import (COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_WITH_C, STAGE, STAGE_BLOCK, TILE,
+                      TILE_UBO, TILE_UBO_B_TRANSPOSED)  # noqa: F401
 from .splits import auto_split, min_split
 from .tuning import SgemmTuning
 from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, default_variant,
@@ -101,4 +101,4 @@ from .variants import (DEFAULT_VARIANT, VARIANTS, Limits, Variant, default_varia
 
 __all__ = ["sgemm", "check_fits", "VARIANTS", "DEFAULT_VARIANT", "Variant", "default_variant",
            "effective_variant", "auto_split", "min_split", "Limits", "SgemmTuning", "STAGE",
-           "STAGE_BLOCK", "SIMPLE", "SIMPLE_C", "TILE", "TILE_UBO", "COMBINE"]
+           "STAGE_BLOCK", "SIMPLE", "SIMPLE_WITH_C", "TILE", "TILE_UBO", "COMBINE"]

@@ -32,9 +32,9 @@ def _simple(has_c: bool):
         name="sgemm/simple+C" if has_c else "sgemm/simple", hint=HINT)
 
 
-#: simple variant: C = alpha A B (+ beta C with SIMPLE_C), one output texel per fragment.
+#: simple variant: C = alpha A B (+ beta C with SIMPLE_WITH_C), one output texel per fragment.
 SIMPLE = _simple(False)
-SIMPLE_C = _simple(True)
+SIMPLE_WITH_C = _simple(True)
 
 
 def _tile(rows: int):
@@ -79,7 +79,7 @@ def _tile_ubo_bt(targets: int):
 
 #: uniform-block product kernels with B transposed (tile16x2-ubo, tile32x1-ubo and their
 #: adaptations), by render targets.
-TILE_UBO_BT = {t: _tile_ubo_bt(t) for t in (8, 4, 2, 1)}
+TILE_UBO_B_TRANSPOSED = {t: _tile_ubo_bt(t) for t in (8, 4, 2, 1)}
 
 #: op(X) zero-padded and rearranged into block windows (one output row per block row and
 #: K chunk) for the uniform-block variant.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...engine.builtin import SAXPY
 from ...engine.glraw import max_texture_buffer_size
 from ...engine.layout import BufferLayout
-from .kernels import COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_C
+from .kernels import COMBINE, COMBINE_UBO, SIMPLE, SIMPLE_WITH_C
 from .splits import auto_split
 from .staging import stage_b, stage_block, stage_buffer, stage_texture
 from .tuning import SgemmTuning
@@ -42,7 +42,7 @@ def draw_product(dev, s, v, out, A, B, Cd, alpha, beta, trans_a, trans_b, M, N, 
     slices = split or auto_split(dev, v, M, N, K)
     if v.tile_rows == 1:
         # slice t adds alpha * A[:, slice] B[slice, :] into C; beta * C in the first slice only
-        kern = SIMPLE_C if has_c else SIMPLE
+        kern = SIMPLE_WITH_C if has_c else SIMPLE
         with dev.phase("sgemm/product"):
             dev.run(kern, out, inputs={"A": As, "B": Bs, **c_inputs},
                     uniforms={"alpha": alpha, **c_uniforms}, slices=slices)

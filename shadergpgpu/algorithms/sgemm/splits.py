@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ...engine.limits import ceil_div
-from .kernels import SIMPLE, SIMPLE_C
+from .kernels import SIMPLE, SIMPLE_WITH_C
 from .ubo import ubo_plan
 from .variants import Limits, Variant, padded_shape, as_variant, effective_variant
 
@@ -24,7 +24,7 @@ def _cap(loop_cap):
 def loop_cuts(variant: Variant, K: int, loop_cap, slices: int = 1, has_c: bool = False) -> list:
     """The K slices the engine cuts the product into (the kernel's own split, the same call
     :meth:`Device.run` makes): at least ``slices``, more when the loop cap needs them."""
-    kern = (SIMPLE_C if has_c else SIMPLE) if variant.tile_rows == 1 else variant.kernel
+    kern = (SIMPLE_WITH_C if has_c else SIMPLE) if variant.tile_rows == 1 else variant.kernel
     _, Kp = padded_shape(variant, 1, K)
     layouts = {"B": SimpleNamespace(rows=Kp, cols=1)}
     return kern.slices(layouts, {}, kern.resolve_defines(variant.defines), _cap(loop_cap),

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from ...engine.blocks import has_uniform_blocks, max_block_bytes, offset_alignment
 from ...engine.limits import ceil_div
-from .kernels import SIMPLE, TILE, TILE_UBO, TILE_UBO_BT
+from .kernels import SIMPLE, TILE, TILE_UBO, TILE_UBO_B_TRANSPOSED
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Variant:
         if self.tile_rows == 1 and self.tile_cols == 4:
             return SIMPLE
         if self.a_path == "block":
-            return (TILE_UBO_BT if self.b_transposed else TILE_UBO)[self.targets]
+            return (TILE_UBO_B_TRANSPOSED if self.b_transposed else TILE_UBO)[self.targets]
         return TILE[self.tile_rows]
 
     @property

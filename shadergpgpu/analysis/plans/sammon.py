@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...algorithms.sammon import step as _step
 from ...algorithms.sammon.chunking import sweep_chunks
 from ...algorithms.sammon.tuning import SammonTuning
-from ...algorithms.sammon.kernels import ROWSUM, sweep_source, update_kernel
+from ...algorithms.sammon.kernels import ROW_SUMS, sweep_source, update_kernel
 from ...algorithms.sammon.sweeps import sum_passes, sweep_passes
 from ...engine.limits import ceil_div
 from ...ops import reduce as _reduce
@@ -49,7 +49,7 @@ def plan_phases(n, n_features, layout="rows", n_evals=1, split="auto", cached=Fa
     if cached:
         setup = 1 + sum_passes(n * ceil_div(n, 4), fanin)
     else:
-        setup = sweep_passes(ROWSUM[layout], n, n_features, layout,
+        setup = sweep_passes(ROW_SUMS[layout], n, n_features, layout,
                              sweep_chunks(n, n_features, layout, 1, tuning=t), loop_cap,
                              float_blend=float_blend) + red
     out = {"sammon/setup": setup,
