@@ -105,8 +105,8 @@ def test_plan_blocks_gives_large_products_several_blocks_per_worker():
     # 16,384^2 on 2 workers: 4 blocks each, none under MIN_SPLIT_ELEMENTS
     bm, bn, bk = sgd.plan_blocks(16384, 16384, 16384, 2, 32768)
     n_blocks = -(-16384 // bm) * -(-16384 // bn)
-    assert n_blocks == sgd.blocks.BLOCKS_PER_WORKER * 2
-    assert bm * bn >= sgd.blocks.MIN_SPLIT_ELEMENTS and bk == 16384
+    assert n_blocks == sgd.block_matmul.BLOCKS_PER_WORKER * 2
+    assert bm * bn >= sgd.block_matmul.MIN_SPLIT_ELEMENTS and bk == 16384
     # a small product is not cut below MIN_SPLIT_ELEMENTS per block (one block per worker)
     bm, bn, _ = sgd.plan_blocks(4096, 4096, 4096, 2, 32768)
     assert -(-4096 // bm) * -(-4096 // bn) == 2
@@ -116,9 +116,9 @@ def test_plan_blocks_gives_large_products_several_blocks_per_worker():
     # the blocks as matmul cuts them (evenly) keep MIN_SPLIT_ELEMENTS, not only the nominal
     # block: 8,535 x 8,213 on 2 workers stays at 2 x 2 blocks of ~4,268 x 4,107
     bm, bn, _ = sgd.plan_blocks(8535, 8213, 1000, 2, 8192)
-    rows, cols = sgd.blocks._even(8535, bm), sgd.blocks._even(8213, bn)
+    rows, cols = sgd.block_matmul._even(8535, bm), sgd.block_matmul._even(8213, bn)
     assert len(rows) * len(cols) == 4
-    assert min(rows) * min(cols) >= sgd.blocks.MIN_SPLIT_ELEMENTS
+    assert min(rows) * min(cols) >= sgd.block_matmul.MIN_SPLIT_ELEMENTS
 
 
 def test_matmul_numpy_streams_blocks_past_the_texture_limit(client):

@@ -40,7 +40,7 @@ Files:
   :func:`worker_device`, :func:`register` (the worker side);
 * ``cluster.py``: :func:`count_gpus`, :class:`DeviceCluster`, :func:`local_cluster`, the client
   helpers, :func:`device_info`, :class:`NoWorkersError`;
-* ``blocks.py``: :func:`plan_blocks`, :func:`matmul` and its block tasks;
+* ``block_matmul.py``: :func:`plan_blocks`, :func:`matmul` and its block tasks;
 * ``shards.py``: :class:`Shards`, the shard step task and the recovery from lost workers;
 * ``mlp.py``: :func:`fit_mlp`, data-parallel backpropagation;
 * ``sammon.py``: :func:`fit_sammon`, Sammon mapping split by rows of points (the shard, the
@@ -62,7 +62,7 @@ except ImportError as e:  # pragma: no cover - depends on the extra
                       "'shadergpgpu[distributed]'") from e
 
 from ..engine import runners
-from .blocks import MAX_BLOCK_ELEMENTS, matmul, plan_blocks
+from .block_matmul import MAX_BLOCK_ELEMENTS, matmul, plan_blocks
 from .cluster import DeviceCluster, NoWorkersError, count_gpus, device_info, local_cluster
 from .mlp import fit_mlp
 from .plugin import PLUGIN_NAME, DevicePlugin, register, worker_device

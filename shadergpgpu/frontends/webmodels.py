@@ -102,7 +102,7 @@ def _mlp(est, M, dev):
 
 
 def _kmeans(est, M, dev):
-    from ..algorithms.kmeans.device import predict_labels
+    from ..algorithms.kmeans.lloyd import predict_labels
     from ..algorithms.kmeans.sizes import check_fits
     _is_fitted(est, "cluster_centers_")
     k, d = est.cluster_centers_.shape

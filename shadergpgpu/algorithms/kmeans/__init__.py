@@ -12,7 +12,7 @@ Files:
 
 * ``estimator.py``: :class:`KMeans`, the scikit-learn estimator (validation, ``n_init`` runs,
   fitted attributes, ``predict``, ``transform``);
-* ``device.py``: :class:`LloydRun`, the device state and the prepared passes of one
+* ``lloyd.py``: :class:`LloydRun`, the device state and the prepared passes of one
   iteration, the host's part of an iteration with an empty cluster; :func:`predict_labels`;
 * ``kernels.py``: the declared kernels (assign, partial, finalize, status);
 * ``sizes.py``: the problem's geometry (layouts, loop cuts, blocks) and the size guard
@@ -23,7 +23,7 @@ Files:
 from __future__ import annotations
 
 from . import kernels, sizes  # noqa: F401  (kernels declared)
-from .device import LloydRun, predict_labels
+from .lloyd import LloydRun, predict_labels
 from .estimator import KMeans
 from .sizes import BLOCK_TEXELS, check_fits, geometry
 

@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ...engine import validation as val
 from ...engine.device import Device
-from .device import LloydRun, predict_labels
+from .lloyd import LloydRun, predict_labels
 from .sizes import check_fits
 
 
@@ -106,7 +106,7 @@ default="k-means++"
         array of the wrong shape, NaN or inf in X (scikit-learn's checks), or arrays that do
         not fit the device's textures.
 
-    Each iteration runs on the device (see :mod:`shadergpgpu.algorithms.kmeans.device`): the
+    Each iteration runs on the device (see :mod:`shadergpgpu.algorithms.kmeans.lloyd`): the
     assignment by an arg-min over the centroid distances, the centroid update by a two-level
     reduction per centroid, and a status pass; the host reads one texel per iteration. As
     scikit-learn does, X is centred on its mean first (in float64), then scaled by a power of
