@@ -18,8 +18,6 @@ import numpy as np
 from . import transfer
 from .layout import Layout
 from .lifetime import Releasable
-# trace.py reads it here (part 3 moves that import to transfer.from_logical)
-from .transfer import from_logical as _from_logical  # noqa: F401
 
 
 def as_float32(x, name: str = "array") -> np.ndarray:

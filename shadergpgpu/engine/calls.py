@@ -3,7 +3,7 @@
 A call of a signature seen before skips the checks that the signature decides: the kernel, the
 layouts, blend, rect, slices, defines and the uniform names decide the compiled program, the
 uniform types, the viewport and the limits; the arrays' identity and the uniform values do not.
-:class:`_Signature` holds what the full checks decided. :class:`QuickCall` is the fast path of
+:class:`CallSignature` holds what the full checks decided. :class:`QuickCall` is the fast path of
 a plain call (output arrays, device-array inputs, no blend, rect, slices or defines), found by
 one dictionary lookup on the kernel and the argument names (a few per set of names, one per set
 of layouts, e.g. the levels of a reduction). It checks what can change between calls (the
@@ -31,7 +31,7 @@ _NONE = object()
 QUICK_LAYOUTS = 4
 
 
-def _live(dev, inputs: dict, outs: dict) -> bool:
+def arrays_live(dev, inputs: dict, outs: dict) -> bool:
     """The per-call checks of a known signature: every array alive and on ``dev``, no array
     both read and written (False: the full checks run and say what is wrong)."""
     for a in outs.values():
@@ -46,7 +46,7 @@ def _live(dev, inputs: dict, outs: dict) -> bool:
     return True
 
 
-class _Reads(dict):
+class UniformReads(dict):
     """Uniform values as a call's loop and split functions see them, noting the names they
     read (all of them, for anything that goes over every value)."""
 
@@ -126,8 +126,8 @@ class _Reads(dict):
         return dict.setdefault(self, name, default)
 
 
-class _Signature:
-    """What one call signature decided (see :meth:`Drawing.run`): the compiled kernel, the
+class CallSignature:
+    """What one call signature decided (see :meth:`Device.run`): the compiled kernel, the
     defines, uniform types and defaults, the layouts' shape uniforms, the viewport, and the
     loop cuts per set of uniform values (they are functions of them)."""
 
@@ -160,7 +160,7 @@ class _Signature:
             key = got = None
         if got is None:
             k, d = self.kernel, self.defs
-            reads = _Reads(vals)
+            reads = UniformReads(vals)
             got = k.slices(self.layouts, reads, d, self.dev.loop_cap, self.slices or 1)
             new = reads.read.difference(used)
             if new:     # a value not read before decides this plan: key on it from now on
@@ -194,7 +194,7 @@ class QuickCall:
     __slots__ = ("memo", "out_layouts", "in_layouts", "planned", "tally", "fbo", "fbo_tex",
                  "fbo_epoch")
 
-    def __init__(self, memo: _Signature, out_layouts: tuple, in_layouts: tuple):
+    def __init__(self, memo: CallSignature, out_layouts: tuple, in_layouts: tuple):
         self.memo = memo
         self.out_layouts = out_layouts
         self.in_layouts = in_layouts

@@ -1,7 +1,7 @@
 """A capture of the passes a block of code runs: ``with capture(dev) as cap: ...``.
 
 While a capture is open on a device, every :meth:`Device.run
-<shadergpgpu.engine.drawing.Drawing.run>` call the block makes is prepared as a
+<shadergpgpu.engine.device.Device.run>` call the block makes is prepared as a
 :class:`~shadergpgpu.engine.passes.Pass` (the kernel, its compiled program, the bindings, the
 uniforms, the targets, the viewport and the blend mode) and kept as a :class:`Step` under the
 phase label it ran in. ``draw=True`` draws each pass as it is recorded; ``draw=False`` only

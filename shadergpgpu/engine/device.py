@@ -38,7 +38,7 @@ from . import sanitizer as _sanitizer
 from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
 from .builtin import COMBINE, COPY, FILL
 from .cache import LRU, CacheBounds
-from .calls import QUICK_LAYOUTS, QuickCall, _live, _Signature
+from .calls import QUICK_LAYOUTS, CallSignature, QuickCall, arrays_live
 from .errors import CapabilityError
 from .kernels import Kernel, check_uniform, uniform_declarations
 from .lifetime import CONTEXT, Token, free_context, trim_caches
@@ -446,7 +446,7 @@ class Device(Observable, Tunable):
             memo = self._calls.get(sig)
         except (TypeError, AttributeError):  # unhashable or not arrays: the checks say why
             sig = memo = None
-        if memo is None or self.sanitizer is not None or not _live(self, inputs, outs):
+        if memo is None or self.sanitizer is not None or not arrays_live(self, inputs, outs):
             drawn = self._run_checked(kernel, inputs, outs, uniforms, defines, blend, rect,
                                       slices, accumulate, sig)
             if qkey is not None and self.sanitizer is None:
@@ -523,7 +523,7 @@ class Device(Observable, Tunable):
         layouts = {n: a.layout for n, a in list(inputs.items()) + list(outs.items())}
         arrs = [outs[n] for n in kernel.outputs]
         viewport, frags = self._viewport(arrs, rect)
-        memo = _Signature(self, kernel, layouts, defs, slices,
+        memo = CallSignature(self, kernel, layouts, defs, slices,
                           None if viewport is None else viewport[2:])
         cuts = memo.plan(vals)
         if self._observers:

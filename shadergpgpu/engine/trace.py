@@ -268,7 +268,7 @@ class Trace:
 
 def unpack_reads(meta: dict, raws) -> list[np.ndarray]:
     """The browser's raw texels of each read, shaped as the host got them."""
-    from .arrays import _from_logical
+    from .transfer import from_logical
     from .layout import Layout
     out = []
     for info, r in zip(meta["reads"], raws):
@@ -277,7 +277,7 @@ def unpack_reads(meta: dict, raws) -> list[np.ndarray]:
             out.append(r)
             continue
         lay = Layout(**info["layout"])
-        out.append(_from_logical(lay.unpack_array(r), tuple(info["shape"])))
+        out.append(from_logical(lay.unpack_array(r), tuple(info["shape"])))
     return out
 
 

@@ -136,4 +136,3 @@ def iir_uniforms(sigma: float, nsteps: int) -> dict:
 
 
 #: the name recipes.py imports (until it imports iir_uniforms)
-_iir_uniforms = iir_uniforms

@@ -25,7 +25,7 @@ from collections import OrderedDict
 from ...engine import validation
 from ...engine.arrays import DeviceArray
 from ...engine.capture import capture
-from .coefficients import _iir_uniforms
+from .coefficients import iir_uniforms
 from .tuning import BlurTuning
 
 # Images up to this many texels (4096 x 4096) reuse prepared passes and work arrays between
@@ -94,7 +94,7 @@ class Recipe:
         if sigmas != self.sigmas:
             def coefficients(step):
                 return None if step.tag is None else \
-                    _iir_uniforms(sigmas[step.tag[0]], step.tag[1])
+                    iir_uniforms(sigmas[step.tag[0]], step.tag[1])
         self.sigmas = None  # until every pass has run with the new coefficients
         out = dev.alloc(self.out_layout, self.out_shape)
         try:

@@ -369,7 +369,7 @@ def _redraw_7800gtx(args, out, meta, checks) -> tuple[list[str], list[str]]:
     """The paper's Fig. 3 (MH sweep, N = 1024) and Fig. 4 (N sweep, MH = 64) with the cost
     model's 7800 GTX curves (paper schedule packed / unpacked; fused) and numpy against the
     paper's two points (``report model``'s sweeps and plots): markdown lines, plots written."""
-    from .model import _paper_plots, paper_sweeps
+    from .model import paper_plots, paper_sweeps
     try:
         figs = paper_sweeps(args.quick, None, False, not args.no_progress)
     except Exception as e:  # noqa: BLE001 - the report goes on, the failure is loud
@@ -378,7 +378,7 @@ def _redraw_7800gtx(args, out, meta, checks) -> tuple[list[str], list[str]]:
         return [], []
     for fig, rows in figs.items():
         write_outputs(out, f"{fig}_7800gtx", rows, meta)
-    made = [] if args.no_plots else _paper_plots(out, figs)
+    made = [] if args.no_plots else paper_plots(out, figs)
     at = [r for r in figs.get("fig3", []) if r["MH"] == PAPER_CONFIG[1]]
     md = ["\n## The paper's figures on the GeForce 7800 GTX: predicted against its points\n",
           "Passes and work counted here under the 7800 GTX profile's limits (one pass per "

@@ -143,7 +143,7 @@ def paper_sweeps(quick: bool, dev=None, measure_here: bool = True, progress=True
     return out
 
 
-def _paper_plots(out: Path, figs: dict) -> list[str]:
+def paper_plots(out: Path, figs: dict) -> list[str]:
     made = []
     for fig, key, title, xlabel in (("fig3", "MH", "Fig. 3: MI=2, MO=1, N=1024", "hidden units MH"),
                                     ("fig4", "N", "Fig. 4: MI=2, MH=64, MO=1",
@@ -220,7 +220,7 @@ def main(argv=None) -> int:
         write_outputs(out, "paper_7800gtx", paper, meta)
     for fig, rs in figs.items():
         write_outputs(out, f"{fig}_7800gtx", rs, meta)
-    plots = [] if args.no_plots or not figs else _paper_plots(out, figs)
+    plots = [] if args.no_plots or not figs else paper_plots(out, figs)
     cov = coverage_rows()
     missed = [r for r in rows if r.get("verdict") != "ok"]
     md = ["# The cost model: predicted vs measured time\n",
