@@ -49,6 +49,10 @@ class Capabilities:
     float_blending: bool
     float_precision_ok: bool
     timer_queries: bool
+    #: "gl" (desktop OpenGL 3.3 core) or "gles" (a native OpenGL ES 3.0+ context, engine/gles.py)
+    api: str = "gl"
+    #: buffer textures (samplerBuffer): desktop 3.3 always; ES 3.2 or EXT_texture_buffer
+    buffer_textures: bool = True
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,9 +103,21 @@ def _glfw_context(moderngl, visible: bool):
     return moderngl.create_context(require=330), window
 
 
-def create_gl(backend: str | None = None, device_index: int | None = None):
-    """Create the raw moderngl context for ``backend``; returns ``(ctx, backend, window)``."""
+def create_gl(backend: str | None = None, device_index: int | None = None,
+              api: str | None = None):
+    """Create the raw moderngl context for ``backend``; returns ``(ctx, backend, window)``.
+    ``api="gles"`` (or ``SHADERGPGPU_API=gles``): a native OpenGL ES 3.0+ context through
+    EGL (:mod:`.gles`; the egl backend only)."""
+    from . import gles
     backend = resolve_backend(backend)
+    if gles.resolve_api(api) == "gles":
+        if backend != "egl":
+            raise ValueError(f"api='gles' runs on the headless egl backend only, not {backend!r}")
+        import moderngl
+        if device_index is None and os.environ.get("SHADERGPGPU_EGL_DEVICE"):
+            device_index = int(os.environ["SHADERGPGPU_EGL_DEVICE"])
+        ctx, _loader = gles.create_context(moderngl, device_index)
+        return ctx, backend, None
     try:
         import moderngl
     except ImportError as e:  # pragma: no cover - moderngl is a dependency
@@ -133,8 +149,17 @@ def probe(ctx, backend: str) -> Capabilities:
     timer = True
 
     common = shaders_root() / "common"
-    prog = ctx.program(vertex_shader=(common / "fullscreen.vert").read_text(),
-                       fragment_shader=(common / "probe.frag").read_text())
+    vs, fs = (common / "fullscreen.vert").read_text(), (common / "probe.frag").read_text()
+    es = None
+    if getattr(ctx, "sg_loader", None) is not None:  # a native ES context (engine/gles.py)
+        from . import gles
+        es = gles.features(ctx)
+        gles.check_features(es, str(info.get("GL_RENDERER", "")))
+        vs = gles.ES_VERTEX_SHADER
+        fs = "\n".join(gles.es_header(fs, es["es_version"], False)) + \
+            fs[len("#version 330 core"):]
+        timer = es["timer_query"]
+    prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
     vao = ctx.vertex_array(prog, [])
     tex = fbo = None
     try:
@@ -162,7 +187,12 @@ def probe(ctx, backend: str) -> Capabilities:
         got = np.frombuffer(fbo.read(components=4, dtype="f4"), dtype=np.float32)[:4]
         want = probe_vals + np.array([1.5, 70000.0, -2.0, 0.25], dtype=np.float32)
         blending = bool(np.allclose(got, want, rtol=1e-6, atol=0))
+        if es is not None:   # the extension, not a draw that happened to blend
+            blending = blending and es["float_blend"]
+            ctx.clear_errors()
         try:
+            if not timer:
+                raise RuntimeError("no timer queries")
             q = ctx.query(time=True)
             with q:
                 vao.render(moderngl.TRIANGLES, vertices=3)
@@ -187,13 +217,17 @@ def probe(ctx, backend: str) -> Capabilities:
         float_blending=blending,
         float_precision_ok=precise,
         timer_queries=timer,
+        api="gl" if es is None else "gles",
+        buffer_textures=True if es is None else es["texture_buffer"],
     )
 
 
 def check(caps: Capabilities, need_blending: bool = True) -> None:
     """Raise :class:`CapabilityError` naming what is missing."""
     missing = []
-    if caps.gl_version_code < 330:
+    if caps.api == "gles":   # checked by gles.check_features; blending: ping-pong without it
+        need_blending = False
+    elif caps.gl_version_code < 330:
         missing.append(f"OpenGL 3.3 (this context offers {caps.version})")
     if not caps.rgba32f_renderable:
         missing.append("RGBA32F color-renderable textures")

@@ -89,6 +89,9 @@ class Device(Observable, Tunable):
     Parameters
     ----------
     backend : "egl" (default), "glfw", "glfw-visible" or "standalone"; or env SHADERGPGPU_BACKEND.
+    api : "gl" (default: desktop OpenGL 3.3 core) or "gles" (a native OpenGL ES 3.0+ context
+        through EGL, running the kernels' GLSL ES sources: :mod:`~shadergpgpu.engine.gles`); or
+        env SHADERGPGPU_API.
         The glfw backends open a window (its size and title: the
         :class:`~shadergpgpu.frontends.window.Viewer`'s).
     device_index : EGL device to use on machines with several GPUs (env SHADERGPGPU_EGL_DEVICE).
@@ -115,7 +118,8 @@ class Device(Observable, Tunable):
 
     def __init__(self, backend: str | None = None, device_index: int | None = None, *,
                  profile=None, limits: Limits | None = None, caches: CacheBounds | None = None,
-                 tuning=(), timing: bool = False, shader_root=None, debug: bool | None = None):
+                 tuning=(), timing: bool = False, shader_root=None, debug: bool | None = None,
+                 api: str | None = None):
         limits = _check_group(limits, Limits, "limits")
         caches = _check_group(caches, CacheBounds, "caches")
         self._tunings, self._resolved = {}, {}
@@ -123,7 +127,7 @@ class Device(Observable, Tunable):
             self.tune(t)
         max_texture_size, loop_cap = limits.max_texture_size, limits.loop_cap
         cache_size, pool_bytes = caches.programs, caches.pool_bytes
-        self.ctx, backend, self.window = _context.create_gl(backend, device_index)
+        self.ctx, backend, self.window = _context.create_gl(backend, device_index, api)
         self._token = Token()
         self._thread = threading.current_thread()
         self._orphans: list = []  # textures of arrays released in other threads
@@ -166,6 +170,10 @@ class Device(Observable, Tunable):
         # pixel buffer objects for readbacks (transfer.py)
         self._pbos = PboPool(self.ctx, caches.pbo_idle_bytes)
         self.shaders = ShaderLibrary(self.ctx, shader_root)
+        if self.caps.api == "gles":   # GLSL ES sources (engine/gles.py)
+            from .gles import ES_VERTEX_SHADER, es_version
+            self.shaders.es = (es_version(self.ctx), self.caps.buffer_textures)
+            self.shaders.vertex_source = ES_VERTEX_SHADER
         if debug is None:
             debug = _sanitizer.env_debug()
         self.sanitizer = _sanitizer.Sanitizer(self) if debug else None
@@ -605,7 +613,8 @@ class Device(Observable, Tunable):
 
     @property
     def buffer_textures(self) -> bool:
-        return self.profile.limits.get("buffer_textures") is not False
+        return self.profile.limits.get("buffer_textures") is not False and \
+            self.caps.buffer_textures
 
     def accumulate_passes(self, n_outputs: int, blend) -> int:
         """Passes one accumulating (``blend``) pass costs on this device: 1 with float blending,

@@ -90,6 +90,10 @@ class ShaderLibrary:
     device keeps at most ``cache_size`` of those, least recently used first out).
     """
 
+    #: on a native ES context (engine/gles.py): (ES version, buffer textures available);
+    #: sources are then GLSL ES (the version line and precision statements of gles.es_header)
+    es = None
+
     def __init__(self, ctx, user_root: Path | None = None):
         self.ctx = ctx
         self.root = shaders_root()
@@ -180,6 +184,11 @@ class ShaderLibrary:
             src.add(text, origin)
         src.lines += body.lines
         src.origin += body.origin
+        if self.es is not None:
+            from .gles import es_header
+            head = es_header(src.text, *self.es)
+            src.lines[:1] = head
+            src.origin[:1] = [("<loader>", 1)] * len(head)
         return src
 
     # ---- programs ---------------------------------------------------------------------
@@ -205,8 +214,11 @@ class ShaderLibrary:
             entry.program.release()
 
     def _compile(self, src: Source, text: str):
+        vs = self.vertex_source
+        if self.es is not None and not text.startswith(vs.split("\n", 1)[0] + "\n"):
+            vs = text.split("\n", 1)[0] + "\n" + vs.split("\n", 1)[1]  # ES: one version
         try:
-            prog = self.ctx.program(vertex_shader=self.vertex_source, fragment_shader=text)
+            prog = self.ctx.program(vertex_shader=vs, fragment_shader=text)
         except Exception as e:
             raise ShaderCompileError(self._explain(src, str(e))) from None
         self.compiles += 1

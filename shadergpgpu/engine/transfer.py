@@ -44,6 +44,8 @@ _TIMEOUT_EXPIRED, _WAIT_FAILED = 0x911B, 0x911D
 
 
 def _mappable(ctx) -> bool:
+    if getattr(ctx, "sg_loader", None) is not None:   # a native ES context (engine/gles.py)
+        return "GL_EXT_buffer_storage" in ctx.extensions
     return ctx.version_code >= 440 or "GL_ARB_buffer_storage" in ctx.extensions
 
 

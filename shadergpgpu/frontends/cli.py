@@ -59,12 +59,12 @@ def _info(args) -> int:
         return _error(f"--device-index must be >= 0, got {args.device_index}")
     try:
         dev = Device(backend=args.backend, device_index=args.device_index,
-                     profile=args.profile)
+                     profile=args.profile, api=args.api)
     except CapabilityError as e:
         return _error(_device_error(e, args.device_index))
     except ValueError as e:  # an unknown backend or profile
         msg = str(e)
-        if "backend" not in msg and "profile" not in msg:
+        if "backend" not in msg and "profile" not in msg and "api" not in msg:
             msg += f" (backends: {', '.join(BACKENDS)})"
         return _error(msg)
     print(dev.caps.format())
@@ -320,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Create a device and print what its GL context offers.")
     pi.add_argument("--backend", default=None, metavar="{egl,glfw,glfw-visible,standalone}",
                     help="GL backend (default: egl, or $SHADERGPGPU_BACKEND)")
+    pi.add_argument("--api", default=None, metavar="{gl,gles}",
+                    help="desktop OpenGL 3.3 (gl, the default) or a native OpenGL ES 3.0+ "
+                         "context (gles); default: $SHADERGPGPU_API or gl")
     pi.add_argument("--device-index", type=int, default=None, metavar="N",
                     help="EGL device to open on a machine with several GPUs (default: the "
                          "first, or $SHADERGPGPU_EGL_DEVICE)")
