@@ -1,4 +1,4 @@
-"""Long runs of the call-sequence test (tests/test_sequences.py) in parallel processes.
+"""Long runs of the call-sequence test (tests/ops/test_sequences.py) in parallel processes.
 
     python benchmarks/fuzz.py --examples 20000 --procs 8 [--chunk 250] [--steps 30]
                               [--seed 1000] [--budget-s 3000] [--log-dir out/fuzz]

@@ -2,10 +2,10 @@
 
     python benchmarks/guards.py
 
-Runs the refusal cases of ``tests/test_algorithm_guards.py`` (MLP, MLPClassifier, SVC, Sammon,
-sgemm, on a device capped at 16,384 texels) in this process and prints each one's time and the
-growth of the peak RSS; prints MISSED and exits non-zero when one takes 1 s or more, or the peak
-RSS grows by 200 MB or more over all of them.
+Runs the refusal cases of ``tests/algorithms/test_algorithm_guards.py`` (MLP, MLPClassifier,
+SVC, Sammon, sgemm, on a device capped at 16,384 texels) in this process and prints each one's
+time and the growth of the peak RSS; prints MISSED and exits non-zero when one takes 1 s or
+more, or the peak RSS grows by 200 MB or more over all of them.
 """
 from __future__ import annotations
 
@@ -15,11 +15,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))                  # the repository: the tests package
 
 import shadergpgpu as sg  # noqa: E402
-from test_algorithm_guards import CAP, _cases  # noqa: E402
+from tests.algorithms.test_algorithm_guards import CAP, _cases  # noqa: E402
 
 
 def main() -> int:

@@ -101,7 +101,7 @@ ISSUE = {"matmul": "1.9-3.1x", "mlp": "5.9-11.8x", "blur": "1.18x"}
 MATMUL_NS = (256, 512, 1024)
 MLP_CASES = (((2, 64, 1), 1024), ((64, 256, 10), 4096))
 BLUR_SHAPE, BLUR_SIGMA = (1024, 1024), 4.0
-#: small sizes for the check-only run of tests/test_js_leads.py (odd shapes on purpose)
+#: small sizes for the check-only run of tests/frontends/test_js_leads.py (odd shapes on purpose)
 SMALL = {"matmul": (33, 64), "mlp": (((2, 8, 1), 64), ((5, 16, 3), 100)), "blur": (40, 53)}
 TOL = 1e-4
 UPDATE_TOL = 1e-2

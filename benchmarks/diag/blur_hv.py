@@ -22,7 +22,8 @@ call returns ("issue"), the ratio to "old"; the GPU ms per phase (timer queries,
 a warm one, as benchmarks/blur.py); max abs error / range against
 scipy.ndimage.gaussian_filter (float64, reflect, truncate 4) at --check-size for sigma 0.5, 4,
 16, 64, and at the timed size against a direct sum for 64 random pixels; each variant against
-"new" at the timed size. Exit status 1 on any MISMATCH (tolerances of tests/test_blur.py).
+"new" at the timed size. Exit status 1 on any MISMATCH (tolerances of
+tests/algorithms/blur/test_blur.py).
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@
    harness serves it from its cache folder; it is not part of the repository).
 
    The timing rule (timeBatches; js_leads.py's time_batches is the same; a null rule times
-   nothing, for the check-only run of tests/test_js_leads.py): `warmup` calls, a sync;
+   nothing, for the check-only run of tests/frontends/test_js_leads.py): `warmup` calls, a sync;
    one call and a sync timed to size the batch (the fewest calls, at most `max_batch`, lasting
    `min_batch_s`); then `repeats` batches, each timed from its first call to the end of the sync
    that follows its last call; ms per call = batch time / calls; the fastest and the median
@@ -64,7 +64,7 @@ function timeBatches(call, sync, rule) {
            repeats: rule.repeats, times_ms: times };
 }
 
-// a check-only run (rule null: tests/test_js_leads.py) times nothing
+// a check-only run (rule null: tests/frontends/test_js_leads.py) times nothing
 function timed(call, sync, rule) {
   return rule ? timeBatches(call, sync, rule) : {};
 }

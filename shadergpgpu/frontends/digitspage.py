@@ -14,7 +14,7 @@ the class probabilities, computed by the program in WebGL2, are drawn as bars.
 The page keeps its last input and output in ``window.sgDigits`` (``input``, ``proba``,
 ``predict``, ``ms``) and draws strokes by script through the same pointer events
 (``sgDigits.drawStrokes([[[x, y], ...], ...])``, points in the unit square); ``?selftest=1``
-draws three digits and posts what it computed (tests/test_web_programs.py holds it against
+draws three digits and posts what it computed (tests/frontends/test_web_programs.py holds it against
 ``predict_proba`` on the same pixels). ``shadergpgpu export-web digits -o digits.html``.
 """
 from __future__ import annotations

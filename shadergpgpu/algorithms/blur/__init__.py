@@ -10,8 +10,8 @@ exact separable filter.
 Both methods match ``scipy.ndimage.gaussian_filter(image, sigma, mode=border, truncate=4.0)``
 (per channel): the exact one to float32 rounding, the recursive one to within 1.5e-3 of the
 value range (typically 1e-4), whatever the image's offset; :func:`gaussian_blur` states the
-bound, ``tests/test_blur_contracts.py`` checks it at its edges (sigma at the identity
-threshold and at the largest accepted, values near 1e-38 and 1e38, constant and offset
+bound, ``tests/algorithms/blur/test_blur_contracts.py`` checks it at its edges (sigma at the
+identity threshold and at the largest accepted, values near 1e-38 and 1e38, constant and offset
 images). Both keep a constant image exactly: their DC gain is 1 and they filter each line
 less a value of that line (see "Offsets" below).
 

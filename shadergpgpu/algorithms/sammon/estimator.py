@@ -105,7 +105,7 @@ class Sammon(TransformerMixin, BaseEstimator):
     update is the float32 evaluation of eq. 3 from the current positions, checked on its first
     evaluation against float64 rows (:func:`spot_check_update`); the trajectory over many
     steps has no a-priori bound beyond that (tests compare steps with float64 at 1e-4).
-    ``tests/test_algorithm_guards.py`` checks the bound, and the scale invariance at
+    ``tests/algorithms/test_algorithm_guards.py`` checks the bound, and the scale invariance at
     s = 1e-30 .. 1e30.
 
     Examples

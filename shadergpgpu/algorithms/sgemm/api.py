@@ -159,8 +159,9 @@ def sgemm(A, B, C=None, alpha=1.0, beta=0.0, trans_a=False, trans_b=False,
     sum or ``alpha p`` overflows float32 (3.4e38) the element is +-inf or NaN, exactly as
     float32 arithmetic gives, never a finite wrong number; finite float64 inputs beyond
     float32's range become +-inf on conversion. Random data typically err by about
-    sqrt(K) u relative. ``tests/test_algorithm_guards.py`` checks the bound at K = 300,000
-    (the loop cap cutting the simple kernel into passes) and at values near 1e-38 and 1e38.
+    sqrt(K) u relative. ``tests/algorithms/test_algorithm_guards.py`` checks the bound at
+    K = 300,000 (the loop cap cutting the simple kernel into passes) and at values near 1e-38
+    and 1e38.
 
     Host operands of a large product (numpy A, B and C where given, from
     ``SgemmTuning.host_min_work`` multiply-adds on) are pipelined by row blocks of C:

@@ -267,7 +267,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         once per iteration, so after ``n_iter_`` iterations ``intercept_`` (libsvm's rule on
         G) is within about (n_iter_ + 1) u (max |G| + 2 C (n_features + 8) + n_SV C) of the
         same rule on float64 G = Q alpha - 1 for the fitted alphas; the stop (duality gap <
-        tol) is tested on that float32 G. ``tests/test_algorithm_guards.py`` checks both.
+        tol) is tested on that float32 G. ``tests/algorithms/test_algorithm_guards.py`` checks both.
         """
         X = self._check_fitted(X)
         dec = self._ovo(X)

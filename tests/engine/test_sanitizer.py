@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from kernels_for_tests import ROW_SUMS
+from tests.kernels_for_tests import ROW_SUMS
 from shadergpgpu.engine import export
 from shadergpgpu.engine.blocks import BlockArray, BlockLayout, has_uniform_blocks
 from shadergpgpu.engine.builtin import COPY, FILL, SAXPY

@@ -63,11 +63,12 @@ def test_distribution_and_bound():
 
 
 def test_random_mode_runs_and_prints_the_distribution(capsys):
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    benchmarks = str(Path(__file__).resolve().parents[2] / "benchmarks")
+    sys.path.insert(0, benchmarks)
     try:
         import model as bench
-    finally:
-        sys.path.pop(0)
+    finally:       # by value: importing it puts the repository in front of benchmarks/
+        sys.path.remove(benchmarks)       # (left there, benchmarks/distributed.py hides Dask)
     rc = bench.main(["--random", "1", "--seed", "3", "--quick", "--no-calibrate",
                      "--algorithms", "backprop,blur,ops"])
     out = capsys.readouterr().out

@@ -10,11 +10,11 @@
   and intercept, Sammon stress), checked against float64 numpy at their edges.
 """
 import json
-import os
 import subprocess
 import sys
 import tracemalloc
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -102,10 +102,10 @@ def test_too_large_is_refused_before_any_allocation(capped, case):
 _RSS_SCRIPT = r"""
 import json, resource, sys, warnings
 import numpy as np
-sys.path.insert(0, {tests!r})
+sys.path.insert(0, {root!r})              # the repository: the tests package
 import shadergpgpu as sg
-from test_algorithm_guards import _cases
-from test_algorithm_guards import CAP
+from tests.algorithms.test_algorithm_guards import _cases
+from tests.algorithms.test_algorithm_guards import CAP
 dev = sg.Device(limits=sg.Limits(max_texture_size=CAP))
 cases = _cases(dev)
 r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -124,7 +124,7 @@ print(json.dumps(out))
 def test_refusals_in_a_fresh_process_stay_within_200_mb():
     """The same refusals one after another in a fresh interpreter: its peak RSS (ru_maxrss,
     not only numpy's allocations) grows by less than 200 MB over all of them."""
-    code = _RSS_SCRIPT.format(tests=os.path.dirname(os.path.abspath(__file__)))
+    code = _RSS_SCRIPT.format(root=str(Path(__file__).resolve().parents[2]))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr[-2000:]

@@ -5,7 +5,7 @@ run by ``shadergpgpu/web/program.js`` in headless Chromium (WebGL2 through ANGLE
 llvmpipe) on new random inputs of 1, 17 and 48 rows: every output equals the estimator's own
 method within 1e-5 of the largest magnitude of its values (labels equal). All the cases run in
 ONE page load (the ``browser_run`` fixture), with a damaged program and bad calls beside them.
-The browser tests skip, saying why, where no Chromium is installed (as tests/test_web.py's).
+The browser tests skip, saying why, where no Chromium is installed (as tests/frontends/test_web.py's).
 
 SVC's decision values are float64 on the host in Python and float32 in the page: a single row
 near the decision boundary has a value much smaller than the model's scale, so the 1-row case

@@ -18,11 +18,9 @@ from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, auto_split,
 from shadergpgpu.analysis.plans.sgemm import work
 from shadergpgpu.analysis.recorder import recording
 
+from tests.reference import assert_close, assert_rel_close
+
 TOL = 1e-5
-
-
-def rel_err(got, ref):
-    return np.linalg.norm(np.asarray(got, np.float64) - ref) / np.linalg.norm(ref)
 
 
 def data(rng, *shape):
@@ -43,7 +41,7 @@ def test_shapes_alpha_beta(dev, rng, variant):
         got = sgemm(A, B, C, alpha=-1.25, beta=0.75, variant=variant, device=dev)
         assert isinstance(got, np.ndarray) and got.shape == (M, N) and got.dtype == np.float32
         ref = -1.25 * (A @ B) + 0.75 * C
-        assert rel_err(got, ref) <= TOL, (variant, M, N, K)
+        assert_rel_close(got, ref, tol=TOL, what=(variant, M, N, K))
 
 
 @pytest.mark.parametrize("ta,tb", [(False, True), (True, False), (True, True)])
@@ -54,14 +52,14 @@ def test_transposes(dev, rng, ta, tb):
     b = B.T.copy() if tb else B
     for variant in VARIANTS:
         got = sgemm(a, b, trans_a=ta, trans_b=tb, variant=variant, device=dev)
-        assert rel_err(got, A @ B) <= TOL
+        assert_rel_close(got, A @ B, tol=TOL)
         # the same through device arrays of every layout (the staging pass does op())
         for packed, order in [(True, "row"), (True, "col"), (False, "row"), (False, "col")]:
             da = dev.array(a, packed=packed, order=order)
             db = dev.array(b, packed=packed, order=order)
             out = sgemm(da, db, trans_a=ta, trans_b=tb, variant=variant)
             assert isinstance(out, sg.DeviceArray) and out.shape == (M, N)
-            assert rel_err(out.get(), A @ B) <= TOL, (variant, packed, order)
+            assert_rel_close(out.get(), A @ B, tol=TOL, what=(variant, packed, order))
             for x in (da, db, out):
                 x.release()
 
@@ -81,7 +79,7 @@ def test_k4096_accuracy_and_every_element_written(dev, rng):
             out = sgemm(dev.array(A), B, variant=variant, split=split)
             got = out.get()
             assert np.isfinite(got).all(), variant
-            assert rel_err(got, ref) <= TOL, (variant, split, rel_err(got, ref))
+            assert_rel_close(got, ref, tol=TOL, what=(variant, split))
             # the packed row's padding lanes are exact zeros
             raw = np.frombuffer(out.texture.read(), np.float32).reshape(-1, 4)
             assert np.all(raw.reshape(M, -1)[:, N:] == 0)
@@ -94,15 +92,15 @@ def test_chaining_on_device_without_readback(dev, rng):
     ab = sgemm(a, b)
     abd = sgemm(ab, d, alpha=2.0)
     assert isinstance(abd, sg.DeviceArray)
-    assert rel_err(abd.get(), 2.0 * (A @ B) @ D) <= TOL
+    assert_rel_close(abd.get(), 2.0 * (A @ B) @ D, tol=TOL)
     # beta * C with C on the device, alpha = 0 (A, B not read: NaN there is ignored)
     c = dev.array(data(rng, 30, 9))
     nan = np.full((30, 20), np.nan)
     got = sgemm(nan, B @ D, C=c, alpha=0.0, beta=-3.0)
-    np.testing.assert_allclose(got.get(), -3.0 * c.get(), rtol=1e-6)
+    assert_close(got.get(), -3.0 * c.get(), rtol=1e-6, atol=0.0)
     # beta = 0: C is not read (NaN there is ignored), as in BLAS
     got = sgemm(A, B, C=np.full((30, 25), np.nan), beta=0.0, device=dev)
-    assert rel_err(got, A @ B) <= TOL
+    assert_rel_close(got, A @ B, tol=TOL)
 
 
 def test_wrapped_arrays(small_dev, rng):
@@ -111,12 +109,12 @@ def test_wrapped_arrays(small_dev, rng):
     A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
     for variant in VARIANTS:
         got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=variant, device=small_dev)
-        assert rel_err(got, 0.5 * (A @ B) + 2.0 * C) <= TOL, variant
+        assert_rel_close(got, 0.5 * (A @ B) + 2.0 * C, tol=TOL, what=variant)
         da, db = small_dev.array(A, order="col"), small_dev.array(B, order="col")
         assert da.layout.wrapped and db.layout.wrapped
         out = sgemm(da, db, C=small_dev.array(C, order="col"), beta=1.0, variant=variant)
         assert out.layout.wrapped
-        assert rel_err(out.get(), A @ B + C) <= TOL, variant
+        assert_rel_close(out.get(), A @ B + C, tol=TOL, what=variant)
 
 
 def test_buffer_layout_accessor_matches_texture_layout(dev, rng):
@@ -186,7 +184,7 @@ def test_staging_every_input_layout(dev, small_dev, rng):
                 a = dev.array(A.T.copy() if ta else A, **kw)
                 b = dev.array(B.T.copy() if tb else B, **kw)
                 got = sgemm(a, b, trans_a=ta, trans_b=tb, variant=variant)
-                assert rel_err(got.get(), A @ B) <= TOL, (variant, kw, ta, tb)
+                assert_rel_close(got.get(), A @ B, tol=TOL, what=(variant, kw, ta, tb))
                 for z in (a, b, got):
                     z.release()
 
@@ -210,7 +208,7 @@ def test_errors(dev, rng):
     with pytest.raises(ValueError, match="2-D"):
         sgemm(np.ones(3), B, device=dev)
     # the default ("auto") works and picks a listed variant
-    assert rel_err(sgemm(A, B, device=dev), A @ B) <= TOL
+    assert_rel_close(sgemm(A, B, device=dev), A @ B, tol=TOL)
     with pytest.raises(ValueError, match="variant"):
         sgemm(A, B, variant="nope", device=dev)
     with pytest.raises(TypeError, match="trans_a"):
@@ -266,7 +264,7 @@ def test_forced_loop_cap_splits_more(rng):
             v = VARIANTS[variant]
             small.counter.reset()
             got = sgemm(a, B, C, alpha=0.5, beta=-2.0, variant=variant)
-            assert rel_err(got.get(), ref) <= TOL, variant
+            assert_rel_close(got.get(), ref, tol=TOL, what=variant)
             got.release()
             w = work(variant, M, N, K, stage_a=True, has_c=True, loop_cap=small)
             # tile: 38 steps of 2 quads -> 3 passes (the uniform-block tiles: windows of 32
@@ -309,7 +307,7 @@ def test_random_shapes_compile_a_bounded_number_of_programs(rng, variant):
                 a.release()
                 b.release()
             ref = 1.5 * (A @ B) + (0.0 if C is None else -0.5 * C)
-            assert rel_err(got, ref) <= TOL, (M, N, K, ta, tb)
+            assert_rel_close(got, ref, tol=TOL, what=(M, N, K, ta, tb))
         assert d.shaders.compiles - c0 <= BOUND
         assert d.n_programs - p0 <= BOUND
 
@@ -360,7 +358,7 @@ def test_gpu_split_policy_and_unroll_variants(dev, rng, monkeypatch):
         monkeypatch.setitem(VARIANTS, "tile8x4", v)
         dev.counter.reset()
         got = sgemm(A, B, variant="tile8x4", split=2, device=dev)
-        assert rel_err(got, A @ B) <= TOL, unroll
+        assert_rel_close(got, A @ B, tol=TOL, what=unroll)
         assert dev.counter.passes["sgemm/product"] == work(v, M, N, K, split=2,
                                                            loop_cap=dev)["split"] == 2
     with pytest.raises(ValueError, match="unroll"):
@@ -380,11 +378,11 @@ def test_ubo_shapes_chunks_transposes_and_plan(dev, rng):
         A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
         ref = -1.25 * (A @ B) + 0.75 * C
         got = sgemm(A, B, C, alpha=-1.25, beta=0.75, variant=UBO, split=split, device=dev)
-        assert rel_err(got, ref) <= TOL, (M, N, K)
+        assert_rel_close(got, ref, tol=TOL, what=(M, N, K))
         a, b, c = dev.array(A), dev.array(B), dev.array(C)
         dev.counter.reset()
         out = sgemm(a, b, c, alpha=-1.25, beta=0.75, variant=UBO, split=split)
-        assert rel_err(out.get(), ref) <= TOL, (M, N, K)
+        assert_rel_close(out.get(), ref, tol=TOL, what=(M, N, K))
         params = dict(M=M, N=N, K=K, split=split or 1, stage_a=True, stage_b=True, has_c=True,
                       device=dev)
         rows = plans.compare(plans.get_plan(f"sgemm/{UBO}"), dev.counter.snapshot(), **params)
@@ -414,7 +412,7 @@ def test_ubo_forced_loop_cap_and_few_programs(rng):
         with sg.Device(limits=sg.Limits(loop_cap=cap)) as d:
             d.counter.reset()
             got = sgemm(A, B, C, alpha=0.5, beta=-2.0, variant=UBO, device=d)
-            assert rel_err(got, ref) <= TOL, cap
+            assert_rel_close(got, ref, tol=TOL, what=cap)
             w = work(UBO, M, N, K, has_c=True, device=d)
             assert w["split"] == chunks == min_split(UBO, K, d)
             assert d.counter.passes["sgemm/product"] == w["phases"]["sgemm/product"]
@@ -428,7 +426,7 @@ def test_ubo_forced_loop_cap_and_few_programs(rng):
             a = d.array(A.T.copy()) if i % 3 == 0 else (A.T.copy() if ta else A)
             got = sgemm(a, B, alpha=1.5, trans_a=ta or i % 3 == 0, variant=UBO, device=d)
             got = got.get() if isinstance(got, sg.DeviceArray) else got
-            assert rel_err(got, 1.5 * (A @ B)) <= TOL, (M, N, K)
+            assert_rel_close(got, 1.5 * (A @ B), tol=TOL, what=(M, N, K))
         # product: <= 6 window lengths (16 .. 512 quads); staging, numpy operands included
         # (2 kernels x {transposed, by texel, by lane}); the epilogue
         assert d.n_programs - p0 <= 13
@@ -450,11 +448,11 @@ def test_ubo_small_textures_geometry_and_staging_groups(small_dev, rng, monkeypa
                     A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
                     ref = 0.5 * (A @ B) + 2.0 * C
                     got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=variant, device=d)
-                    assert rel_err(got, ref) <= TOL, (variant, M, N, K)
+                    assert_rel_close(got, ref, tol=TOL, what=(variant, M, N, K))
                     d.counter.reset()
                     da, db = d.array(A, order="col"), d.array(B, order="col")
                     out = sgemm(da, db, C=d.array(C), alpha=0.5, beta=2.0, variant=variant)
-                    assert rel_err(out.get(), ref) <= TOL, (variant, M, N, K)
+                    assert_rel_close(out.get(), ref, tol=TOL, what=(variant, M, N, K))
                     params = dict(M=M, N=N, K=K, stage_a=True, stage_b=True, has_c=True,
                                   device=d)
                     rows = plans.compare(plans.get_plan(f"sgemm/{variant}"),
@@ -515,7 +513,8 @@ def test_ubo_quad_and_row_order(dev, rng):
                 dev.counter.reset()
                 with dev.tuned(S.SgemmTuning, ubo_quad_order=quad):
                     got = sgemm(A, B, C, alpha=2.0, beta=-0.5, variant=variant, device=dev)
-                assert rel_err(got, 2.0 * (A @ B) - 0.5 * C) <= TOL, (quad, variant, M, N, K)
+                assert_rel_close(got, 2.0 * (A @ B) - 0.5 * C, tol=TOL,
+                                 what=(quad, variant, M, N, K))
                 plan = S.ubo.ubo_plan(VARIANTS[variant], M, N, K, S.Limits.of(dev),
                                    tuning=S.SgemmTuning(ubo_quad_order=quad))
                 assert plan.quad == (quad and plan.band % 2 == 0 and plan.width % 2 == 0)
@@ -563,7 +562,7 @@ def test_every_variant_adapts_to_every_profile(rng):
                     got = sgemm(a, b, C, alpha=0.5, beta=-2.0, variant=variant, split=split,
                                 device=d)
                     got = got.get() if isinstance(got, sg.DeviceArray) else got
-                    assert rel_err(got, 0.5 * (A @ B) - 2.0 * C) <= TOL, (name, variant)
+                    assert_rel_close(got, 0.5 * (A @ B) - 2.0 * C, tol=TOL, what=(name, variant))
                     params = dict(M=M, N=N, K=K, split=split or 1, stage_a=dev_in,
                                   stage_b=dev_in, has_c=True, device=d)
                     rows = plans.compare(plans.get_plan(f"sgemm/{v.name}"),
@@ -600,7 +599,7 @@ def test_ubo_unroll_variants(dev, rng, monkeypatch):
         monkeypatch.setitem(VARIANTS, UBO, v)
         dev.counter.reset()
         got = sgemm(A, B, variant=UBO, device=dev)
-        assert rel_err(got, A @ B) <= TOL, unroll
+        assert_rel_close(got, A @ B, tol=TOL, what=unroll)
         w = work(v, M, N, K, device=dev)
         assert w["split"] == 3 and dev.counter.passes["sgemm/product"] == \
             w["phases"]["sgemm/product"]

@@ -10,7 +10,7 @@ from shadergpgpu.algorithms import sammon as sm
 from shadergpgpu.algorithms.sammon import Sammon, SammonTuning, geometry
 from shadergpgpu.engine import export
 
-from test_sammon import _fixed_steps, _plan_rows
+from tests.algorithms.sammon.test_sammon import _fixed_steps, _plan_rows
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 Sums: float32 partial sums in a tree of fan-in runs; asserted within
 |err| <= 1e-5 * sum(|x|) (relative to the sum of magnitudes, since the exact sum may be ~0).
 Arg-reductions: exact, value and index (ties to the lowest index, as numpy; subnormals, +-0,
-+-inf and NaN: tests/test_ops_contracts.py).
++-inf and NaN: tests/ops/test_ops_contracts.py).
 """
 import numpy as np
 import pytest

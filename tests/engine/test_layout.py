@@ -10,7 +10,7 @@ from shadergpgpu.engine.builtin import COPY
 from shadergpgpu.engine.errors import TooLargeError
 from shadergpgpu.engine.layout import Layout, layout_for
 
-GATHER_FLAT = sg.Kernel("gather_flat.frag", root=Path(__file__).resolve().parent / "shaders",
+GATHER_FLAT = sg.Kernel("gather_flat.frag", root=Path(__file__).resolve().parents[1] / "shaders",
                         inputs=("X",))
 dims = st.integers(min_value=1, max_value=70)
 orders = st.sampled_from(["row", "col"])

@@ -16,7 +16,8 @@ from shadergpgpu.algorithms.sgemm import host as H
 from shadergpgpu.algorithms.sgemm import (VARIANTS, SgemmTuning, default_variant,
                                           effective_variant, sgemm)
 
-from test_sgemm import TOL, data, rel_err  # noqa: E402  (the product tests' helpers)
+from tests.algorithms.sgemm.test_sgemm import TOL, data  # noqa: E402  (the product tests' helpers)
+from tests.reference import assert_rel_close  # noqa: E402
 
 #: pipelining from any size on, at most 3 blocks; on a GPU a block holds at least one buffer
 #: object's worth of texels (asynchronous readbacks): from any size on here, so the small
@@ -72,7 +73,7 @@ def test_sequence_pipelined_then_one_block(dev, rng, forced, monkeypatch):
                 ref = -1.25 * (A @ B) + beta * C
             assert isinstance(got, np.ndarray) and got.dtype == np.float32
             assert got.shape == (M, N) and got.flags.c_contiguous
-            assert rel_err(got, ref) <= TOL, (off, ta, tb, beta)
+            assert_rel_close(got, ref, tol=TOL, what=(off, ta, tb, beta))
             assert forced[n0:] == ([] if off else [3]), (off, forced)
     assert dev.memory()["live_arrays"] == live
 
@@ -87,7 +88,7 @@ def test_every_variant_and_block_count(dev, rng, forced, monkeypatch, variant):
             A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
             n0 = len(forced)
             got = sgemm(A, B, C, alpha=0.5, beta=2.0, variant=variant, device=dev)
-            assert rel_err(got, 0.5 * (A @ B) + 2.0 * C) <= TOL, (variant, blocks, M, N, K)
+            assert_rel_close(got, 0.5 * (A @ B) + 2.0 * C, tol=TOL, what=(variant, blocks, M, N, K))
             assert forced[n0:] == [min(blocks, -(-M // v.tile_rows))]
 
 
@@ -99,7 +100,7 @@ def test_blocks_equal_the_one_block_result(dev, rng, forced, monkeypatch):
     whole = sgemm(A, B, device=dev)
     assert len(forced) == 1
     np.testing.assert_array_equal(piped, whole)
-    assert rel_err(piped, A.astype(np.float64) @ B) <= TOL
+    assert_rel_close(piped, A.astype(np.float64) @ B, tol=TOL)
 
 
 def test_what_is_not_pipelined(dev, rng, forced):
@@ -107,17 +108,17 @@ def test_what_is_not_pipelined(dev, rng, forced):
     A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
     # alpha = 0: no product (and A, B not read)
     got = sgemm(A, B, C, alpha=0.0, beta=1.5, device=dev)
-    assert rel_err(got, 1.5 * C) <= TOL
+    assert_rel_close(got, 1.5 * C, tol=TOL)
     # any device operand: a DeviceArray result, no readback to pipeline
     b = dev.array(B)
     out = sgemm(A, b, C, beta=-1.0, device=dev)
     assert isinstance(out, sg.DeviceArray)
-    assert rel_err(out.get(), A @ B - C) <= TOL
+    assert_rel_close(out.get(), A @ B - C, tol=TOL)
     out.release()
     b.release()
     # one tile of rows cannot be cut
     A1 = data(rng, 1, K)
-    assert rel_err(sgemm(A1, B, device=dev), A1 @ B) <= TOL
+    assert_rel_close(sgemm(A1, B, device=dev), A1 @ B, tol=TOL)
     assert forced == []
 
 
@@ -127,9 +128,9 @@ def test_wrapped_arrays(small_dev, rng, forced):
         for M, N, K in [(14, 70, 8), (20, 30, 27)]:
             A, B, C = data(rng, M, K), data(rng, K, N), data(rng, M, N)
             got = sgemm(A, B, C, alpha=1.0, beta=-2.0, device=small_dev)
-            assert rel_err(got, A @ B - 2.0 * C) <= TOL
+            assert_rel_close(got, A @ B - 2.0 * C, tol=TOL)
             got = sgemm(A.T.copy(), B, trans_a=True, device=small_dev)
-            assert rel_err(got, A @ B) <= TOL
+            assert_rel_close(got, A @ B, tol=TOL)
     assert small_dev.layout((8, 70)).wrapped
     # blocks of whole tiles of rows: the device's own variant decides how many (3 at most)
     v = effective_variant(default_variant(small_dev), small_dev)
@@ -148,7 +149,7 @@ def test_under_profiles(rng, forced, profile):
         M, N, K = 38, 21, 70
         A, B, C = data(rng, M, K), data(rng, N, K), data(rng, M, N)
         got = sgemm(A, B, C, alpha=2.0, beta=0.5, trans_b=True, device=d)
-        assert rel_err(got, 2.0 * (A @ B.T) + 0.5 * C) <= TOL
+        assert_rel_close(got, 2.0 * (A @ B.T) + 0.5 * C, tol=TOL)
         assert forced == [3]
     finally:
         d.release()
@@ -171,7 +172,7 @@ def test_failure_mid_pipeline_releases_every_block(dev, rng, forced, monkeypatch
     assert dev.memory()["live_arrays"] == live
     monkeypatch.setattr(H, "draw_product", real)
     A, B = data(rng, 40, 12), data(rng, 12, 16)
-    assert rel_err(sgemm(A, B, device=dev), A @ B) <= TOL
+    assert_rel_close(sgemm(A, B, device=dev), A @ B, tol=TOL)
 
 
 def test_row_blocks_cover_the_rows():
@@ -225,7 +226,7 @@ def test_counter_records_b_uploaded_once_and_every_phase(dev, rng, forced):
     dev.counter.reset()
     got = sgemm(A, B, C, beta=1.0, variant="tile8x4", device=dev)
     snap = dev.counter.snapshot(host=True)
-    assert rel_err(got, A.astype(np.float64) @ B + C) <= TOL
+    assert_rel_close(got, A.astype(np.float64) @ B + C, tol=TOL)
     assert forced == [3]
 
     def total(key, kind):

@@ -12,7 +12,7 @@ import pytest
 from scipy.ndimage import gaussian_filter
 
 import shadergpgpu as sg
-from conftest import LEGACY_PROFILES
+from tests.conftest import LEGACY_PROFILES
 from shadergpgpu.analysis import plans
 from shadergpgpu.engine.kernels import REGISTRY
 from shadergpgpu.engine.programs import shaders_root

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import shadergpgpu as sg
-from kernels_for_tests import ROW_SUMS
+from tests.kernels_for_tests import ROW_SUMS
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.errors import LoopBudgetError, ShaderCompileError, TooLargeError
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # the same loop, declared but not splittable: over the cap it must be refused

@@ -118,7 +118,7 @@ def test_trim_and_evictions_between_calls(dev):
 def test_a_program_shared_by_two_signatures_keeps_each_ones_shapes():
     """Two calls of one kernel with different layouts share its program: each call's shape
     uniforms must be in place when it draws, in any order, between prepared passes too."""
-    from kernels_for_tests import ROW_SUMS
+    from tests.kernels_for_tests import ROW_SUMS
     dev = sg.Device()
     try:
         a = np.random.default_rng(2).random((5, 9)).astype(np.float32)

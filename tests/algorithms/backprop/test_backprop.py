@@ -10,9 +10,9 @@ import pytest
 
 from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.analysis.plans import backprop as bplan
-from conftest import LEGACY_PROFILES
+from tests.conftest import LEGACY_PROFILES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
 XOR_Y = np.array([0, 1, 1, 0], dtype=np.float64)
 
@@ -112,7 +112,7 @@ def test_hardware_choices_are_exact(dev, choice):
     with dev.tuned(bp.BackpropTuning, **choice):
         _hardware_choices(dev, choice)
     fd, rc = choice["fuse_delta"], choice["recompute"]
-    # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/test_backprop_ubo.py)
+    # the texture path's plans (with uniform blocks 2-64-1 takes 4: tests/algorithms/backprop/test_backprop_ubo.py)
     hw = bp.BackpropTuning(ubo=False, **choice)
     # 2-64-1: 5 passes with both, 6 with the errors made inside the gradient, 7 with neither
     assert sum(bplan.fused_phases([2, 64, 1], 1024, tuning=hw).values()) == \
@@ -163,7 +163,7 @@ def test_fused_pass_count_is_independent_of_n(dev):
                 counts.add(tuple(sorted(got.items())))
                 # the plan of a hardware rasteriser (a software one gathers a hidden layer's
                 # tiles one render target per pass: [16, 20, 9] then takes 7 gathers, not 1),
-                # on the texture path (uniform blocks: tests/test_backprop_ubo.py)
+                # on the texture path (uniform blocks: tests/algorithms/backprop/test_backprop_ubo.py)
                 assert sum(bplan.fused_phases(sizes, n, packed, tuning=TEXTURES).values()) == \
                     total, sizes
         assert len(counts) == 1, sizes

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from kernels_for_tests import ACCUMULATE, MRT_SCALE
+from tests.kernels_for_tests import ACCUMULATE, MRT_SCALE
 from shadergpgpu.engine.builtin import COPY, FILL, SAXPY
 from shadergpgpu.engine import context
 from shadergpgpu.engine.errors import CapabilityError, ShaderCompileError

@@ -11,7 +11,7 @@ import shadergpgpu as sg
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 
-from kernels_for_tests import ROW_SUMS
+from tests.kernels_for_tests import ROW_SUMS
 
 CONST = "void main() { OUT = vec4(a); }"
 

@@ -19,7 +19,7 @@ from scipy.ndimage import gaussian_filter1d
 import shadergpgpu as sg
 from shadergpgpu.frontends import browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load():

@@ -14,7 +14,7 @@ within 2e-3 of its range for sigma <= 10, like rand itself).
 
 import numpy as np
 import pytest
-from test_blur import reference
+from tests.algorithms.blur.test_blur import reference
 
 from shadergpgpu.algorithms import blur
 from shadergpgpu.algorithms.blur import (IDENTITY_SIGMA, MAX_RECURSIVE_SIGMA, gaussian_blur,

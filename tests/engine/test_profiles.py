@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from kernels_for_tests import ACCUMULATE, MRT_SCALE, ROW_SUMS
+from tests.kernels_for_tests import ACCUMULATE, MRT_SCALE, ROW_SUMS
 from shadergpgpu.engine import profiles
 from shadergpgpu.engine.builtin import SAXPY
 from shadergpgpu.engine.glraw import BufferArray

@@ -37,7 +37,7 @@ from shadergpgpu.ops import sort as sort_ops
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 from shadergpgpu.ops.reduce import ReductionKernel
 
-from kernels_for_tests import rowsum_kernel
+from tests.kernels_for_tests import rowsum_kernel
 
 EXAMPLES = int(os.environ.get("SG_FUZZ_EXAMPLES", "12"))
 STEPS = int(os.environ.get("SG_FUZZ_STEPS", "30"))

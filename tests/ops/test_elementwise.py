@@ -179,7 +179,7 @@ def test_reaction_diffusion_demo_runs(tmp_path):
     import importlib.util
     from pathlib import Path
     import sys
-    path = Path(__file__).resolve().parent.parent / "demos" / "reaction_diffusion.py"
+    path = Path(__file__).resolve().parents[2] / "demos" / "reaction_diffusion.py"
     if str(path.parent) not in sys.path:
         sys.path.insert(0, str(path.parent))                   # for demos/_demo.py
     spec = importlib.util.spec_from_file_location("reaction_diffusion", path)
