@@ -216,3 +216,20 @@ def test_cli_info_api_gles(es):
                    "sys.exit(main(['info', '--api', 'gles']))")
     assert p.returncode == 0, p.stderr[-2000:]
     assert "OpenGL ES 3" in p.stdout and "gles" in p.stdout
+
+
+def test_releasing_one_es_device_leaves_anothers_context_current(es):
+    from shadergpgpu.engine.export import to_es
+    from shadergpgpu.engine.gles import EsLoader, _Egl
+    from shadergpgpu.engine.lifetime import CONTEXT
+    first, second = EsLoader(), EsLoader()     # the second one is current
+    first.release()        # (a dropped device may be collected while another one starts)
+    assert _Egl.get().eglGetCurrentContext() == second.ctx
+    second.release()
+    assert not _Egl.get().eglGetCurrentContext()
+    CONTEXT.current = None
+    a = es.array(np.arange(6.0))
+    np.testing.assert_array_equal(a.get(), np.arange(6.0))
+    # sources compiled on the ES backend are GLSL ES already (traces export them as they are)
+    text = next(iter(es.shaders._programs))
+    assert to_es(text) == text

@@ -110,8 +110,8 @@ def create_gl(backend: str | None = None, device_index: int | None = None,
     EGL (:mod:`.gles`; the egl backend only)."""
     from . import gles
     backend = resolve_backend(backend)
-    if gles.resolve_api(api) == "gles":
-        if backend != "egl":
+    if gles.resolve_api(api) == "gles" and (backend == "egl" or api is not None):
+        if backend != "egl":   # (SHADERGPGPU_API=gles leaves the window backends desktop)
             raise ValueError(f"api='gles' runs on the headless egl backend only, not {backend!r}")
         import moderngl
         if device_index is None and os.environ.get("SHADERGPGPU_EGL_DEVICE"):
@@ -153,7 +153,7 @@ def probe(ctx, backend: str) -> Capabilities:
     es = None
     if getattr(ctx, "sg_loader", None) is not None:  # a native ES context (engine/gles.py)
         from . import gles
-        es = gles.features(ctx)
+        es = ctx.sg_features
         gles.check_features(es, str(info.get("GL_RENDERER", "")))
         vs = gles.ES_VERTEX_SHADER
         fs = "\n".join(gles.es_header(fs, es["es_version"], False)) + \

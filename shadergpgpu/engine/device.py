@@ -169,11 +169,7 @@ class Device(Observable, Tunable):
         self.pool.on_delete = self._forget_texture
         # pixel buffer objects for readbacks (transfer.py)
         self._pbos = PboPool(self.ctx, caches.pbo_idle_bytes)
-        self.shaders = ShaderLibrary(self.ctx, shader_root)
-        if self.caps.api == "gles":   # GLSL ES sources (engine/gles.py)
-            from .gles import ES_VERTEX_SHADER, es_version
-            self.shaders.es = (es_version(self.ctx), self.caps.buffer_textures)
-            self.shaders.vertex_source = ES_VERTEX_SHADER
+        self.shaders = ShaderLibrary(self.ctx, shader_root)   # GLSL ES on an ES context
         if debug is None:
             debug = _sanitizer.env_debug()
         self.sanitizer = _sanitizer.Sanitizer(self) if debug else None

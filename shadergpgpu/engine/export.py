@@ -33,6 +33,8 @@ def es_dialect(profile) -> str:
 
 def to_es(text: str, version: str = "300 es") -> str:
     """Turn a final desktop source (``#version 330 core``) into GLSL ES ``version``."""
+    if re.match(r"#version 3[0-2]0 es\n", text):  # compiled on the ES backend (engine/gles.py)
+        return text
     if not text.startswith("#version 330 core"):
         raise ValueError("expected a final source starting with '#version 330 core'")
     head = f"#version {version}\n"

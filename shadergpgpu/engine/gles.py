@@ -101,6 +101,7 @@ class _Egl:
             lib.eglCreateContext.argtypes = [vp, vp, vp, ctypes.POINTER(i32)]
             lib.eglMakeCurrent.argtypes = [vp, vp, vp, vp]
             lib.eglDestroyContext.argtypes = [vp, vp]
+            lib.eglGetCurrentContext.restype = vp
             lib.eglGetError.restype = i32
             lib.eglQueryString.restype = ctypes.c_char_p
             lib.eglQueryString.argtypes = [vp, i32]
@@ -126,7 +127,8 @@ def _display(egl, device_index):
     query(16, devs, ctypes.byref(nd))
     index = 0 if device_index is None else int(device_index)
     if nd.value <= index:
-        raise CapabilityError(f"EGL device {index} absent ({nd.value} devices). {REMEDY}")
+        raise CapabilityError(f"EGL device {index} does not exist (requested device index "
+                              f"{index}, but found {nd.value} devices). {REMEDY}")
     dpy = egl.eglGetPlatformDisplay(EGL_PLATFORM_DEVICE_EXT, devs[index], None)
     if not dpy or not egl.eglInitialize(dpy, ctypes.byref(ma), ctypes.byref(mi)):
         raise CapabilityError(f"the EGL display of device {index} failed to initialise "
@@ -191,7 +193,10 @@ class EsLoader:
 
     def release(self):
         if self.ctx:
-            self._egl.eglMakeCurrent(self.dpy, None, None, None)
+            # unbind only this context: a dropped device may be collected while another
+            # device's context is current (in the middle of that device's start)
+            if self._egl.eglGetCurrentContext() == self.ctx:
+                self._egl.eglMakeCurrent(self.dpy, None, None, None)
             self._egl.eglDestroyContext(self.dpy, self.ctx)
             self.ctx = None
 
@@ -268,6 +273,7 @@ def create_context(moderngl, device_index=None):
     # then drops vertex 0 of every draw (Mesa refuses the desktop enum in ES)
     ctx.disable_direct(GL_PRIMITIVE_RESTART)
     ctx.clear_errors()
+    ctx.sg_features = features(ctx)   # what the engine's paths and shader libraries follow
     return ctx, loader
 
 

@@ -110,6 +110,11 @@ class ShaderLibrary:
         self._programs: dict = {}
         self.vertex_source = self._read(self.root / "common" / "fullscreen.vert")
         self.compiles = 0
+        es = getattr(ctx, "sg_features", None)   # a native ES context (engine/gles.py)
+        if es is not None:
+            from .gles import ES_VERTEX_SHADER
+            self.es = (es["es_version"], es["texture_buffer"])
+            self.vertex_source = ES_VERTEX_SHADER
 
     # ---- files ------------------------------------------------------------------------
     def resolve(self, name: str | Path, relative_to: Path | None = None,
