@@ -5,8 +5,8 @@ those bytes (:attr:`Layout.bytes_match <shadergpgpu.engine.layout.Layout.bytes_m
 row order, no padding), else the packed image. Readbacks read into the destination's memory:
 the caller's preallocated array (``get(out=...)``) or a new one, without an intermediate bytes
 object. On a GPU they go through a pixel buffer object (the copy runs as a DMA, then one copy
-into host memory: 8.4 GB/s on an H200 against 6.1 GB/s reading into host memory directly and
-1.1 GB/s through moderngl's bytes), from ``EngineTuning.pbo_min_bytes`` on; small reads and a
+into host memory, faster than reading into host memory directly and several times faster than
+moderngl's bytes; docs/performance.md has the rates), from ``EngineTuning.pbo_min_bytes`` on; small reads and a
 software renderer's (its textures live in host memory already) go straight into host memory.
 ``get(wait=False)`` issues the copy into the buffer object and
 returns a :class:`Readback`: the device goes on with later passes while the copy runs, and
@@ -15,9 +15,9 @@ returns a :class:`Readback`: the device goes on with later passes while the copy
 Where the context has immutable buffer storage (GL 4.4 or ``GL_ARB_buffer_storage``) the buffer
 objects live in page-locked client memory, mapped once for their lifetime
 (:class:`MappedBuffer`): the texture's bytes arrive there by DMA and one numpy copy moves them
-into the destination, with no map call per readback (which waited and copied again). On an
-H200 this reads 8.7-9.3 GB/s against 4.2-9.4 GB/s through moderngl's buffers, depending on the
-host (``benchmarks/diag/readback_paths.py``). Uploads from ``EngineTuning.pbo_min_bytes`` on
+into the destination, with no map call per readback (which waits and copies again): on a GPU
+this reads as fast as moderngl's buffers at their best, on any host
+(``benchmarks/diag/readback_paths.py`` compares the paths). Uploads from ``EngineTuning.pbo_min_bytes`` on
 take the same kind of buffer the other way (:func:`write`): one numpy copy into it, then a copy
 on the device that later passes are ordered after; the host returns as soon as its copy is
 done.

@@ -36,7 +36,7 @@ fragment one texel (four columns), in ``shaders/ops/sort/``:
 So level ``b`` takes ``ceil((b - 2) / g)`` passes and a sort ``1 + sum over b = 4 .. m of
 ceil((b - 2) / g)`` (:func:`sort_passes`): with ``g = 3`` 15 for 1024 columns and 22 for 4096,
 where a pass per stage takes ``m (m + 1) / 2`` (55 and 78). ``g = 3`` (groups of 8 texels)
-measured fastest on an H200, where a pass of up to 8 texels a group costs what a copy of its
+is the fastest on a GPU, where a pass of up to 8 texels a group costs what a copy of its
 data does and one of 16 about twice that, and about as fast as ``g = 2`` on llvmpipe. Each
 sequence lies in ``2**rsh``
 grid rows of ``2**tsh`` texels of the work arrays (a long 1-D one square-ish), so the shaders

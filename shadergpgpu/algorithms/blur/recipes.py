@@ -9,8 +9,8 @@ tiling; for the exact method also sigma) and kept with their work arrays
 :attr:`BlurTuning.recipe_cache_bytes <.tuning.BlurTuning>`, read on every call), for images up
 to :data:`RECIPE_MAX_TEXELS` texels: a
 repeated call allocates only its result and draws prepared passes (a new sigma of the recursive
-method sets its coefficients again). On llvmpipe this cut a 64 x 64 blur from about 2.5 ms to
-0.9 ms per call (the Python work per pass), and helps up to 256 x 256 grayscale. On a GPU it
+method sets its coefficients again). On llvmpipe this spares most of a small blur's time per
+call (the Python work per pass), up to about 256 x 256 grayscale. On a GPU it
 also saves allocating the work arrays again (the texture pool keeps only a bounded amount of
 idle memory): a 4096 x 4096 image blur holds about 1 GiB of them, within the default bound of
 1.25 GiB (a recipe larger than the bound is used once and released); :func:`clear_cache`

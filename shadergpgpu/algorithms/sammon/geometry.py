@@ -75,19 +75,14 @@ def fit_geometry(dev, n: int, d: int, m: int, est) -> SimpleNamespace:
     g.cached = use_cache(dev, est.cache, n, d, est.layout)
     # How the pair kernels (UPDATE, and DISTANCES for row-major X) fetch what they share. Sizes are
     # shape uniforms, so Y_texel(j, 0) divides by Y_TEX_W per pair, and a CPU renderer runs
-    # vector integer division lane by lane. On llvmpipe (2026-11-26, 16 features, m = 2,
-    # cached; best of 10 to 30, in one process) the update pass took 8.4 ms at N = 1,000
-    # (33.2 ms at 2,000) with Y_texel per pair and 5.4 ms (20.9 ms) with y_j's texel stepped
+    # vector integer division lane by lane. The fetch variants spare it: y_j's texel stepped
     # along the sweep, the pair terms in m components and two blocks a loop step (Y_STEP,
-    # Y_DIMS; each part measured faster alone), the first code's time or less (its sizes
-    # were constants); DISTANCES took 21.1 ms (73.6 ms) per lane and 10.9 ms (38.0 ms) with a
-    # texel's four lanes from one block fetch (SHARED). The same texels and sums in the same
-    # order: the same bits. GPUs run them too: the accessors per pair divide the texel
-    # index by the shape uniform (Y_TEX_W) and per lane by the row length, where the first
-    # code (ad8c85f, its sizes constants) divided by constants; on the H200 its update pass
-    # took 11.9 ms of GPU time for 20 iterations at N = 2,000 against 14.2 ms with the
-    # per-pair accessors (docs/performance.md). Not yet timed on a GPU with the variants:
-    # benchmarks/diag/sammon_versus.py --variants times both ways there.
+    # Y_DIMS), and for DISTANCES a texel's four lanes from one block fetch (SHARED); on
+    # llvmpipe each of them makes the pass faster, together as fast as sizes compiled in as
+    # constants. The same texels and sums in the same order: the same bits. GPUs run them
+    # too (the per-pair accessors divide the texel index by the shape uniform Y_TEX_W, and
+    # per lane by the row length); benchmarks/diag/sammon_versus.py --variants times both
+    # ways there.
     g.tuning = t = dev.tuning(SammonTuning)
     g.fetch_variants = t.fetch_variants
     g.tile_jb = t.tile_jb

@@ -29,9 +29,8 @@ _DEFAULT = SgemmTuning()
 # rect, number the fragments by pixel quads (the 4 fragments of a quad read 4 consecutive
 # columns of B) where band and width are even, else row by row
 # (shaders/algorithms/sgemm/ubo_geo.glsl).
-# Measured on an H200 (benchmarks/diag/sgemm_ubo.py, 2026-11-22): grid vs strip and quad vs row
-# order move the rate by a few percent only (8x4 at n = 4096: grid quad 957, grid rows 935,
-# strip 926 GFLOP/s; 16x2: 1,110 vs 1,112; 16x2 at 2,048: quad 929, rows 948).
+# Grid vs strip and quad vs row order move a GPU's rate by a few percent only
+# (benchmarks/diag/sgemm_ubo.py compares them).
 
 
 @dataclass(frozen=True)
