@@ -21,6 +21,7 @@ DOCUMENTED = (
     "sort", "argsort", "sgemm", "gaussian_blur",
     "MLPClassifier", "MLPRegressor", "MLP", "SVC", "KMeans", "Sammon", "trace", "Scope",
     "PingPong", "get_device", "layout_for", "DeviceArray",
+    "Device",
 )
 
 #: module-level public functions documented the same way ("module:name")

@@ -88,32 +88,59 @@ class Device(Observable, Tunable):
 
     Parameters
     ----------
-    backend : "egl" (default), "glfw", "glfw-visible" or "standalone"; or env SHADERGPGPU_BACKEND.
-    api : "gl" (default: desktop OpenGL 3.3 core) or "gles" (a native OpenGL ES 3.0+ context
-        through EGL, running the kernels' GLSL ES sources: :mod:`~shadergpgpu.engine.gles`); or
-        env SHADERGPGPU_API.
-        The glfw backends open a window (its size and title: the
+    backend : {"egl", "glfw", "glfw-visible", "standalone"} or None, default=None
+        The context's backend; None: env ``SHADERGPGPU_BACKEND``, else "egl" (headless). The
+        glfw backends open a window (its size and title: the
         :class:`~shadergpgpu.frontends.window.Viewer`'s).
-    device_index : EGL device to use on machines with several GPUs (env SHADERGPGPU_EGL_DEVICE).
-    profile : a device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
-        env ``SHADERGPGPU_PROFILE``; default ``native``): the device behaves as that GPU (its
+    device_index : int or None, default=None
+        EGL device to use on machines with several GPUs (env ``SHADERGPGPU_EGL_DEVICE``).
+    profile : str, path or Profile, default=None
+        A device profile (name, JSON path or :class:`~shadergpgpu.engine.profiles.Profile`;
+        None: env ``SHADERGPGPU_PROFILE``, else ``native``): the device behaves as that GPU (its
         texture size, render targets, float blending, loop cap, texture units, buffer textures).
-    limits : :class:`~shadergpgpu.engine.limits.Limits` (texture size and loop cap below the
-        driver's; default: none).
-    caches : :class:`~shadergpgpu.engine.cache.CacheBounds` (compiled kernels, framebuffers,
-        per-operation state and idle texture memory kept; default: ``CacheBounds()``).
-    tuning : a :class:`~shadergpgpu.engine.tuning.Tuning` value or several (the engine's
+    limits : Limits or None, default=None
+        :class:`~shadergpgpu.engine.limits.Limits`: texture size and loop cap below the
+        driver's (None: none).
+    caches : CacheBounds or None, default=None
+        :class:`~shadergpgpu.engine.cache.CacheBounds`: compiled kernels, framebuffers,
+        per-operation state and idle texture memory kept (None: ``CacheBounds()``).
+    tuning : Tuning or iterable of Tuning, default=()
+        :class:`~shadergpgpu.engine.tuning.Tuning` values (the engine's
         :class:`~shadergpgpu.engine.tuning.EngineTuning`, an algorithm's): what calls on this
         device use instead of the defaults for its kind (:meth:`tune`, :meth:`tuned`).
-    timing : record the device time of every pass, per phase and kernel: timer queries read
-        when the counter is next read on a GPU; the wall time between waits around each draw
-        on a software renderer (whose timer queries do not see its rasterizer threads).
-    shader_root : a folder of the user's shaders, searched before the package's ``shaders/``.
-    debug : debug mode (default: env ``SHADERGPGPU_DEBUG``, read here): every kernel's reads are
+    timing : bool, default=False
+        Record the device time of every pass, per phase and kernel: timer queries read when
+        the counter is next read on a GPU; the wall time between waits around each draw on a
+        software renderer (whose timer queries do not see its rasterizer threads).
+    shader_root : str, path or None, default=None
+        A folder of the user's shaders, searched before the package's ``shaders/``.
+    debug : bool or None, default=None
+        Debug mode (None: env ``SHADERGPGPU_DEBUG``, read here): every kernel's reads are
         checked against its arrays' bounds and its outputs for NaN/Inf that no input holds, with
         a :class:`~shadergpgpu.engine.errors.KernelDebugError` naming the kernel, the array and
         the first bad index (:mod:`~shadergpgpu.engine.sanitizer`; slow: a check pass and
         read-backs per pass). Off, nothing changes: same sources, same per-pass path.
+    api : {"gl", "gles"} or None, default=None
+        "gl": desktop OpenGL 3.3 core; "gles": a native OpenGL ES 3.0+ context through EGL,
+        running the kernels' GLSL ES sources (:mod:`~shadergpgpu.engine.gles`); None: env
+        ``SHADERGPGPU_API``, else "gl".
+
+    Raises
+    ------
+    CapabilityError
+        A context or profile without what the library needs (float32 render targets, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, shadergpgpu as sg
+    >>> dev = sg.Device()                             # headless EGL
+    >>> x = dev.array(np.arange(4.0))
+    >>> float(sg.sum(x).get()[0])
+    6.0
+    >>> small = sg.Device(limits=sg.Limits(max_texture_size=256))
+    >>> small.max_texture_size
+    256
+    >>> dev.release(); small.release()
     """
 
     def __init__(self, backend: str | None = None, device_index: int | None = None, *,
