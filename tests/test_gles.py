@@ -103,6 +103,14 @@ def compare(es, gl) -> dict:
         fits[name] = (np.array(m.loss_curve_), m.predict_proba(X[:50]))
     out["mlp_loss"] = float(np.max(np.abs(fits["es"][0] - fits["gl"][0]) / fits["gl"][0]))
     out["mlp_proba"] = float(np.max(np.abs(fits["es"][1] - fits["gl"][1])))
+    if not es.caps.buffer_textures:   # refused by name, before any GL call
+        from shadergpgpu.engine.glraw import BufferArray
+        from shadergpgpu.engine.layout import BufferLayout
+        try:
+            BufferArray.from_host(es, BufferLayout(2, 4), np.ones((2, 4)))
+            out["buffer_refusal"] = ""
+        except CapabilityError as e:
+            out["buffer_refusal"] = str(e)
     out["caps"] = es.caps.as_dict()
     out["float_blending"] = es.float_blending
     out["buffer_textures"] = es.buffer_textures
@@ -188,6 +196,7 @@ def test_es30_without_float_blending_or_buffer_textures():
     assert r["caps"]["version"].startswith("OpenGL ES 3.0"), r["caps"]
     assert r["float_blending"] is False and r["buffer_textures"] is False
     assert r["accumulate_passes"] == 3          # ping-pong, as under the webgl2 profile
+    assert "GL_EXT_texture_buffer" in r["buffer_refusal"]
     check_bounds(r)
 
 

@@ -17,6 +17,7 @@ import ctypes.util
 
 import numpy as np
 
+from .errors import CapabilityError
 from .lifetime import Releasable
 from .layout import BufferLayout
 
@@ -156,6 +157,16 @@ def set_sampler_unit(program, name: str, unit: int) -> None:
     gl.check("setting a samplerBuffer unit")
 
 
+def _check_buffer_textures(device) -> None:
+    """Refuse a buffer texture on a context without them (an OpenGL ES context below 3.2
+    without GL_EXT_texture_buffer), by name, before any GL call."""
+    caps = getattr(device, "caps", None)
+    if caps is not None and not getattr(caps, "buffer_textures", True):
+        raise CapabilityError(
+            f"this OpenGL ES context ({caps.version}) has no buffer textures (samplerBuffer): "
+            "they need OpenGL ES 3.2 or GL_EXT_texture_buffer; pass texture arrays instead")
+
+
 def max_texture_buffer_size(device) -> int:
     """GL_MAX_TEXTURE_BUFFER_SIZE of the device's context, in texels."""
     v = device.ctx.info.get("GL_MAX_TEXTURE_BUFFER_SIZE")
@@ -176,6 +187,7 @@ class BufferArray(Releasable):
     """
 
     def __init__(self, device, layout: BufferLayout, buffer):
+        _check_buffer_textures(device)
         self.device = device
         self.layout = layout
         self.buffer = buffer
@@ -193,6 +205,7 @@ class BufferArray(Releasable):
 
     @classmethod
     def from_host(cls, device, layout: BufferLayout, matrix: np.ndarray) -> "BufferArray":
+        _check_buffer_textures(device)
         data = layout.pack_array(matrix)
         return cls(device, layout, device.ctx.buffer(data.tobytes()))
 
