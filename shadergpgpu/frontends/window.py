@@ -34,6 +34,14 @@ COLORMAP_IMAGE = declare("engine/colormap_image.frag", inputs={"X": In(like="OUT
 # Declarations of the present program (a plain GL program drawing to the window, not a kernel).
 _PRESENT_DECLS = "#version 330 core\nuniform sampler2D image;\nuniform vec2 target_size;\n"
 
+def _dialect(src: str, es: bool) -> str:
+    """``src`` as GLSL ES 3.00 on an ES device (the version line and highp defaults)."""
+    if not es:
+        return src
+    return src.replace("#version 330 core\n", "#version 300 es\nprecision highp float;\n"
+                       "precision highp int;\n", 1)
+
+
 _POINTS_VS = """#version 330 core
 in vec2 pos;            // (column, row) in image pixels, row 0 at the top
 in float val;
@@ -101,10 +109,12 @@ class Viewer:
         device.activate()
         ctx = device.ctx
         body = device.shaders.resolve("engine/present.frag").read_text()
+        es = device.shaders.es is not None   # an OpenGL ES context (engine/gles.py): GLSL ES
         self._prog = ctx.program(vertex_shader=device.shaders.vertex_source,
-                                 fragment_shader=_PRESENT_DECLS + body)
+                                 fragment_shader=_dialect(_PRESENT_DECLS + body, es))
         self._vao = ctx.vertex_array(self._prog, [])
-        self._pprog = ctx.program(vertex_shader=_POINTS_VS, fragment_shader=_POINTS_FS)
+        self._pprog = ctx.program(vertex_shader=_dialect(_POINTS_VS, es),
+                                  fragment_shader=_dialect(_POINTS_FS, es))
         self._pbuf = None
         self._pvao = None
         self._img = None
@@ -264,5 +274,8 @@ class Viewer:
         fw, fh = self._target_size()
         self.device.activate()
         fb = self._target if self.offscreen else self.device.ctx.screen
+        if self.device.shaders.es is not None:   # ES reads RGBA bytes only
+            data = fb.read(viewport=(0, 0, fw, fh), components=4)
+            return np.frombuffer(data, dtype=np.uint8).reshape(fh, fw, 4)[::-1, :, :3].copy()
         data = fb.read(viewport=(0, 0, fw, fh), components=3)
         return np.frombuffer(data, dtype=np.uint8).reshape(fh, fw, 3)[::-1]
