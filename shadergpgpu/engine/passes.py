@@ -371,8 +371,17 @@ class Pass:
 
     @property
     def passes_per_run(self) -> int:
-        """Render passes one :meth:`run` draws (more than 1 when a split loop is cut)."""
-        return max(1, len(self._cuts))
+        """Render passes one :meth:`run` draws (more than 1 when a split loop is cut; an
+        accumulating draw costs :meth:`Device.accumulate_passes` where the device has no float
+        blending)."""
+        acc, k, n = self.device.accumulate_passes, len(self._outs), len(self._cuts)
+        if n <= 1:
+            return acc(k, self.blend)
+        combine = self.kernel.split.combine
+        if self.blend is None or self.blend == combine:
+            return acc(k, self.blend) + (n - 1) * acc(k, combine)
+        # the slices into temporaries, then one accumulating copy per output (_issue_slices)
+        return 1 + (n - 1) * acc(k, combine) + k * acc(1, self.blend)
 
     def repeat(self, name: str, values) -> int:
         """Run the pass once per value of uniform ``name`` (e.g. a loop index); returns the count.

@@ -46,6 +46,7 @@ def test_saxpy_work_hand_count(rec, dev):
     assert (s["flops"], s["fetches"], s["bytes"]) == (16 * 8, 16 * 2, 16 * 16)
 
 
+@pytest.mark.float_blend('the hand-counted sgemm plan')
 def test_sgemm_tile8x4_work_hand_count(rec, dev, rng):
     """Per fragment and K-quad: 4 B texels + 8 A texels fetched, 8 rows x 4 vec4 multiply-adds
     = 32 x TILE_ROWS flops; the split range counts whole (K = 32: 8 quads)."""
@@ -70,6 +71,7 @@ def test_sgemm_tile8x4_work_hand_count(rec, dev, rng):
         x.release()
 
 
+@pytest.mark.buffer_textures("sgemm's buffer-texture fetches")
 def test_sgemm_buffer_fetches_are_counted_apart(rec, dev, rng):
     """The buffer variant reads A through a samplerBuffer: R of the 4 + R fetches per K-quad,
     which the model prices at the buffer fetch rate."""
@@ -87,6 +89,7 @@ def test_sgemm_buffer_fetches_are_counted_apart(rec, dev, rng):
                                + s["buffer_fetches"] / 2.0) * 1e-9)
 
 
+@pytest.mark.float_blend("the paper's hand-counted forward passes")
 def test_backprop_paper_forward_work_hand_count(rec, dev):
     """Paper schedule 2-8-1, N = 16 packed (4 texels per row): the hidden layer's MI + 1
     accumulating passes over Z (8 x 4 texels) do one vec4 multiply and 2 fetches per fragment,
@@ -167,6 +170,7 @@ def test_speeds_from_the_7800gtx_profile():
 
 
 # ---- calibration --------------------------------------------------------------------------------
+@pytest.mark.float_blend("calibration's blended passes")
 def test_calibrate_writes_a_measured_profile(dev, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     x = dev.array(np.ones((2, 4)))
@@ -202,6 +206,7 @@ def test_measured_speeds_without_calibration_says_what_to_run(dev, tmp_path, mon
 
 
 # ---- the paper's GPU in time --------------------------------------------------------------------
+@pytest.mark.float_blend("the paper's pass counts")
 def test_paper_configuration_on_the_7800gtx():
     """2-64-1, N = 1024, paper schedule: the paper's pass counts (583 / 2119 + the 3 passes it
     leaves out) and predicted times within 30 % of the paper's 0.008 s and 0.026 s."""

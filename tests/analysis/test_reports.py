@@ -89,6 +89,7 @@ def _assert_predicted(name, out):
             assert row["predicted_gflops"] == pytest.approx(flops / row["predicted ms"] / 1e6)
 
 
+@pytest.mark.float_blend("the paper's figures (pass counts)")
 def test_backprop_profile_redraws_the_papers_figures(tmp_path, capsys):
     """Under the 7800 GTX profile: Fig. 3 / 4 rows with the paper's two points and the 7800 GTX
     predicted curves; the packed step at 2-64-1, N = 1024 within 30 % of the paper's 0.008 s."""

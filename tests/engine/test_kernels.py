@@ -73,6 +73,7 @@ def test_packed_input_into_unpacked_output_is_refused(dev):
     np.testing.assert_array_equal(y.get(), np.arange(6.0))
 
 
+@pytest.mark.buffer_textures('a buffer input')
 def test_buffer_input_needs_no_manual_attach(dev):
     m = np.arange(30.0).reshape(5, 6)
     buf = BufferArray.from_host(dev, BufferLayout(5, 6), m)
@@ -110,7 +111,8 @@ def test_loop_budget_at_a_forced_small_cap():
     X = d.array(x)
     out = d.empty((1, 5))
     assert d.passes_for(ROW_SUMS, {"X": X}, out) == 11      # 4 * 1000 + 4 iterations, 396 per pass
-    assert ROW_SUMS(out, X=X) == 11
+    drawn = 1 + 10 * d.accumulate_passes(1, "add")         # 11, or ping-pong without blending
+    assert ROW_SUMS(out, X=X) == drawn
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
     with pytest.raises(LoopBudgetError, match="loop cap of 400.*use fewer columns"):
         ROWSUM_FIXED(out, X=X)
@@ -119,7 +121,7 @@ def test_loop_budget_at_a_forced_small_cap():
     np.testing.assert_allclose(out.get()[0], x[:, :90].sum(axis=1), rtol=0, atol=1e-4)
     # a prepared pass cuts the range too
     p = d.prepare(ROW_SUMS, out, inputs={"X": X})
-    assert p.passes_per_run == 11
+    assert p.passes_per_run == drawn
     d.fill(out, 7.0)
     p.run()
     np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)

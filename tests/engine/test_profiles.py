@@ -28,6 +28,7 @@ def toy(tmp_path_factory):
     d.release()
 
 
+@pytest.mark.buffer_textures('a BufferArray made directly')
 def test_profile_limits_are_enforced(toy):
     assert toy.max_texture_size == 16 and toy.max_outputs == 4 and not toy.float_blending
     assert toy.loop_cap == 300

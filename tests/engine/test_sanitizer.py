@@ -202,6 +202,7 @@ def test_texel_read_past_the_grid(ddev, rng):
     assert "2x3" in str(e.value)
 
 
+@pytest.mark.buffer_textures('a buffer input')
 def test_buffer_input(ddev, rng):
     m = rng.standard_normal((3, 6))
     buf = BufferArray.from_host(ddev, BufferLayout(3, 6), m)
@@ -361,6 +362,7 @@ def test_sentinel_infinity_spelled_by_the_kernel(ddev):
     assert e.value.index == (0, 0) and "nan" in str(e.value)
 
 
+@pytest.mark.float_blend('blend=True')
 def test_blending_counts_what_the_output_held(ddev):
     acc = ddev.array(np.array([[np.nan, 1.0, 2.0, 3.0]]))
     ones = ddev.array(np.ones((1, 4)))

@@ -177,7 +177,10 @@ def test_buffer_pool_sequence_across_sizes_kinds_and_drops(path):
                     d.tune(sg.EngineTuning, mapped=not mapped)
             sizes.append(len(d._pbos._free))
         assert sizes[1] == sizes[0]                 # no growth with repetitions
-        assert _kinds(d) == ["Buffer", "MappedBuffer"]   # both kinds idle, each reused
+        # both kinds idle, each reused (mapped buffers where the context has buffer storage:
+        # not on an ES context without EXT_buffer_storage)
+        assert _kinds(d) == (["Buffer", "MappedBuffer"] if d._pbos.mapped_available()
+                             else ["Buffer"])
     finally:
         d.release()
 

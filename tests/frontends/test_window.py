@@ -110,6 +110,7 @@ def test_matrix_through_the_ramp_and_a_flat_view(dev, view):
     a.release()
 
 
+@pytest.mark.desktop_gl("the Viewer's points need the point size, which ES sets only through gl_PointSize (issue 42 stage 2)")
 def test_points_title_and_errors(dev, view):
     a = dev.array(np.zeros((8, 8)))
     view.show(a, title="step 5, loss 0.1", points=[[0, 0], [7, 7]], point_values=[0, 1],
@@ -133,6 +134,7 @@ def test_window_needs_a_windowed_device(dev):
         Viewer(dev)
 
 
+@pytest.mark.float_blend('blend=True after the viewer')
 def test_viewer_leaves_blending_consistent(dev, view):
     # after the viewer drew with plain moderngl, an accumulating kernel still adds correctly
     import shadergpgpu as sg

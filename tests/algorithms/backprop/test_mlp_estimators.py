@@ -383,6 +383,7 @@ def test_guards_at_forced_small_limits(dev):
     tiny.release()
 
 
+@pytest.mark.float_blend("the paper's pass counts")
 def test_paper_schedule_keeps_the_paper_network(dev):
     """schedule='paper': the 2009 network (BackpropNet), its pass counts and formulas."""
     from shadergpgpu.algorithms import backprop as bp

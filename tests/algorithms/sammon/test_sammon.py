@@ -155,7 +155,7 @@ def test_pass_plan_matches_counter(dev, random500):
                    layout=layout, tol=None, split=2, device=dev).fit(X)
         rows = _plan_rows(dev, s, 200, 20)
         assert all(r["match"] for r in rows), rows
-        if step == "source":
+        if step == "source" and dev.float_blending:   # (else ping-pong accumulation's counts)
             # Hard-coded, independent of the plan helpers: n_iter=7 gives E = 8 evaluations (the
             # final stress included). setup: 1 row-sum pass (50 blocks of 4 points x (1 + 20 +
             # 4) loop iterations = 1,250 < the loop cap) + 2 reduce passes over the 200-texel
@@ -251,7 +251,9 @@ def test_loop_cap_too_small_is_refused_by_argument():
         # 1 + 2 x 30 = 61 iterations a block) is cut into parts of one block: 40 points -> 3
         s = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
                    device=tiny).fit(X)
-        assert s.cached_ is False and s.tiled_ and s.split_ == 3
+        assert s.cached_ is False and s.tiled_
+        if tiny.float_blending:   # (3 parts; their passes count ping-pong passes without it)
+            assert s.split_ == 3
         r = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
                    cache=False).fit(X)
         np.testing.assert_allclose(s.stress_history_, r.stress_history_, rtol=1e-5)
@@ -406,7 +408,8 @@ def test_builtin_profiles_give_the_native_fit(profile, native_fits):
             assert b.n_iter_ == a.n_iter_ and b.n_rejected_ == a.n_rejected_
             rows = _plan_rows(d, b, 150, 20)
             assert all(r["match"] for r in rows), (profile, layout, cache, rows)
-            assert b.split_ > a.split_     # accumulating parts cost 1 + 2 x outputs passes
+            if a.device.float_blending:    # (a native device without it ping-pongs too)
+                assert b.split_ > a.split_  # accumulating parts cost 1 + 2 x outputs passes
             if profile == "geforce-7800gtx" and layout == "columns":
                 # loop cap 255: 1 + 20 + 4 iterations per column of 4 points, so the two
                 # chunks of 19 columns are cut in two parts each (3 outputs: 7 passes a part)
