@@ -13,16 +13,6 @@
    compile the shaders. Reported: each timed epoch's ms, the loss, the held-out accuracy. */
 "use strict";
 
-function loadScript(src) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = src;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error("could not load " + src));
-    document.head.appendChild(s);
-  });
-}
-
 (async () => {
   try {
     const cfg = await (await fetch(new URLSearchParams(location.search).get("cfg"))).json();

@@ -27,16 +27,6 @@
    shadergpgpu/web/post.js: "SGRESULT", uint32 JSON length, JSON, padding, float32 data. */
 "use strict";
 
-function loadScript(src) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = src;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error("could not load " + src));
-    document.head.appendChild(s);
-  });
-}
-
 function renderer(gl) {
   const dbg = gl.getExtension("WEBGL_debug_renderer_info");
   return dbg ? gl.getParameter(dbg.UNMASKED_RENDERER_WEBGL) : gl.getParameter(gl.RENDERER);

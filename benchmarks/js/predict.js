@@ -11,16 +11,6 @@
    both sides' outputs of the last run (checked against each other and against Python). */
 "use strict";
 
-function loadScript(src) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = src;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error("could not load " + src));
-    document.head.appendChild(s);
-  });
-}
-
 (async () => {
   try {
     const cfg = await (await fetch(new URLSearchParams(location.search).get("cfg"))).json();

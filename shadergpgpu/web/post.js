@@ -15,3 +15,14 @@ async function post(meta, arrays) {
   for (const a of arrays) { f.set(a, off); off += a.length; }
   await fetch("/result", { method: "POST", body: buf });
 }
+
+/* Load a script (e.g. a library the harness serves) into the page; resolves when it has run. */
+function loadScript(src) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = src;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error("could not load " + src));
+    document.head.appendChild(s);
+  });
+}
