@@ -28,17 +28,21 @@ def _module(path: pathlib.Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _absolute(node: ast.ImportFrom, pkg: str) -> str:
+    """The absolute module a ``from ... import`` in package ``pkg`` names."""
+    if not node.level:
+        return node.module or ""
+    base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _imports(path: pathlib.Path):
     """(line, imported module) for every import of this package in ``path``."""
     mod = _module(path)
     pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
-                full = ".".join(base + ([node.module] if node.module else []))
-            else:
-                full = node.module or ""
+            full = _absolute(node, pkg)
             names = [full] + [f"{full}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
@@ -178,11 +182,7 @@ def _targets(path: pathlib.Path, modules: set):
     pkg = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
-                full = ".".join(base + ([node.module] if node.module else []))
-            else:
-                full = node.module or ""
+            full = _absolute(node, pkg)
             names = [f"{full}.{a.name}" if f"{full}.{a.name}" in modules else full
                      for a in node.names]
         elif isinstance(node, ast.Import):
