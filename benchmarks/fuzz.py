@@ -30,7 +30,7 @@ def run_chunk(seed: int, examples: int, steps: int, log_dir: Path, deadline: flo
     t = time.time()
     with open(log, "w") as f:
         rc = subprocess.call([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                              str(ROOT / "tests" / "test_sequences.py")],
+                              str(ROOT / "tests" / "ops" / "test_sequences.py")],
                              stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
     tail = log.read_text().strip().splitlines()[-1:] or [""]
     return seed, rc, time.time() - t, tail[0]

@@ -26,7 +26,7 @@ slows both sides alike) and measures for each configuration the fastest of its t
 from host to host; in the calibration's rounds, interleaved with them, ``--rounds``, so that
 a burst of other work on the machine or a GPU's slower state slows one round of a case, not
 all of it, and calibration and checks keep their fastest of the same spells) and predicts it
-from the call's passes and declared work (:mod:`shadergpgpu.analysis.model`): measured /
+from the call's passes and declared work (:mod:`shadergpgpu.analysis.cost_model`): measured /
 predicted, and MISSED where the prediction is more than 30 % off, with the term the per-phase
 GPU time (a ``timing=True`` run) blames. Small configurations by default (llvmpipe); the real
 ones with ``--gpu-sizes`` (the default on a hardware device).
@@ -45,7 +45,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.analysis import model as M  # noqa: E402
+from shadergpgpu.analysis import cost_model as M  # noqa: E402
 from shadergpgpu.analysis.reports import model as R  # noqa: E402
 from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 from shadergpgpu.analysis.reports.common import device_meta, markdown_table, write_outputs  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.analysis import model as M  # noqa: E402
+from shadergpgpu.analysis import cost_model as M  # noqa: E402
 from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 from shadergpgpu.analysis.reports.common import markdown_table  # noqa: E402
 

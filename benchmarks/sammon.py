@@ -24,7 +24,7 @@ rows variant for the same number of evaluations (stress after). When a variant w
 
 Bounds: a recomputed-distance pair costs 3n + 20 flops (n subtractions, n multiplies and n
 additions, then the eq. 3 term), a cached one 4 bytes of dn + ~20 flops. The fragment ceilings
-are measured in the same run by the engine's calibration (``shadergpgpu.analysis.model.
+are measured in the same run by the engine's calibration (``shadergpgpu.analysis.cost_model.
 calibrate``: ``shaders/engine/calibrate/alu.frag``, four independent vec4 multiply-adds per
 iteration, a multiply-add counted as 2 flops; the fetch kernel for texels/s x 16 B), unless
 ``--gflops`` / ``--gbps`` are given. The ALU bound per iteration is N^2 (3n + 20) / ALU for the
@@ -268,7 +268,7 @@ def main(argv=None) -> int:
     nvidia = "nvidia" in (dev.caps.renderer + " " + dev.caps.vendor).lower()
     gflops, gbps, how = a.gflops, a.gbps, "given"
     if gflops is None or gbps is None:
-        from shadergpgpu.analysis.model import calibrate
+        from shadergpgpu.analysis.cost_model import calibrate
         sp = calibrate(dev, quick=True, save=False)["speeds"]
         gflops = gflops or sp["alu_gflops"]
         gbps = gbps or 16 * sp["texel_rate_gtexels"]

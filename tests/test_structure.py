@@ -256,3 +256,36 @@ def test_the_circle_rule_sees_a_circle(tmp_path, monkeypatch):
                                   "shadergpgpu.engine.layout")]
     (root / "ops" / "sub.py").write_text("from . import VALUE\ndef g():\n    pass\n")
     assert _circles(sorted(root.rglob("*.py")))[-1] == ("shadergpgpu.ops", "shadergpgpu.ops.sub")
+
+
+#: module names every algorithm package may have, each with one meaning: the algorithm's
+#: kernels, tuning, scikit-learn estimator, float64 reference, host checks, shape geometry,
+#: uniform-block variant and public function; and the analysis's per-algorithm plans and reports
+ROLE_NAMES = {"__init__", "kernels", "tuning", "estimator", "reference", "checks", "geometry",
+              "ubo", "api"}
+PER_ALGORITHM = ("analysis/plans", "analysis/reports", "distributed")
+
+
+def _same_names(sources, root=ROOT) -> dict:
+    """Module names held by two or more modules, outside the role names and the per-algorithm
+    folders (whose modules are named by the algorithm they describe)."""
+    seen: dict = {}
+    for p in sources:
+        rel = p.relative_to(root).as_posix()
+        if p.stem in ROLE_NAMES or rel.rsplit("/", 1)[0] in PER_ALGORITHM:
+            continue
+        seen.setdefault(p.stem, []).append(rel)
+    return {k: v for k, v in seen.items() if len(v) > 1}
+
+
+def test_module_names_are_unique_outside_the_roles():
+    assert _same_names(SOURCES) == {}
+
+
+def test_the_name_rule_sees_a_clash(tmp_path):
+    for rel in ("engine/recorder.py", "algorithms/blur/recorder.py", "algorithms/blur/kernels.py",
+                "algorithms/sgemm/kernels.py", "analysis/plans/blur.py", "algorithms/blur/blur.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert _same_names(sorted(tmp_path.rglob("*.py")), tmp_path) == {
+        "recorder": ["algorithms/blur/recorder.py", "engine/recorder.py"]}

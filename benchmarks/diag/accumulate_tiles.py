@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import numpy as np  # noqa: E402
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.analysis import model as M  # noqa: E402
+from shadergpgpu.analysis import cost_model as M  # noqa: E402
 from shadergpgpu.engine.builtin import FILL, SAXPY  # noqa: E402
 
 SHAPES = [(1, 1), (32, 32), (64, 64), (128, 128), (4096, 1), (1, 4096), (2048, 1), (1024, 3),

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import shadergpgpu as sg  # noqa: E402
-from shadergpgpu.analysis.model import TOLERANCE  # noqa: E402
+from shadergpgpu.analysis.cost_model import TOLERANCE  # noqa: E402
 from shadergpgpu.analysis.reports import model_cases as MC  # noqa: E402
 from shadergpgpu.analysis.reports.hostload import cpu_times, steal_share  # noqa: E402
 

@@ -100,7 +100,7 @@ def main(argv=None) -> int:
     names.insert(0, DEFAULT)
     gflops = a.gflops
     if gflops is None:
-        from shadergpgpu.analysis.model import calibrate
+        from shadergpgpu.analysis.cost_model import calibrate
         gflops = calibrate(dev, quick=True, save=False)["speeds"]["alu_gflops"]
     saved = dev.tuning(sm.SammonTuning)
     print(f"# {dev.caps.renderer} | max outputs {dev.max_outputs} | ALU ceiling "

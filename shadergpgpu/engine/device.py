@@ -38,7 +38,7 @@ from . import sanitizer as _sanitizer
 from .arrays import DeviceArray, TexturePool, as_float32, texels, upload
 from .builtin import COMBINE, COPY, FILL
 from .cache import LRU, CacheBounds
-from .calls import QUICK_LAYOUTS, CallSignature, QuickCall, arrays_live
+from .call_cache import QUICK_LAYOUTS, CallSignature, QuickCall, arrays_live
 from .errors import CapabilityError
 from .kernels import Kernel, check_uniform, uniform_declarations
 from .lifetime import CONTEXT, Token, free_context, trim_caches
@@ -212,7 +212,7 @@ class Device(Observable, Tunable):
         # call signatures of Device.run already validated (Device.run): no GL objects, only
         # what the checks decided; bounded like the compiled kernels it points at
         self._calls: dict = {}
-        self._quick: dict = {}   # their fast paths, by kernel and argument names (calls.py)
+        self._quick: dict = {}   # their fast paths, by kernel and argument names (call_cache.py)
         self.cache_size = int(cache_size)
         self._blend = None
         self.ctx.disable(moderngl.BLEND)
@@ -448,7 +448,7 @@ class Device(Observable, Tunable):
         if blend is False and rect is None and slices is None and accumulate is None and \
                 not defines and (inputs is None or type(inputs) is dict) and \
                 (uniforms is None or type(uniforms) is dict):
-            # a plain call: one lookup on the kernel and the names (calls.py); the outputs
+            # a plain call: one lookup on the kernel and the names (call_cache.py); the outputs
             # as one array (named OUT: 0) or a list of k arrays (OUT0.., k)
             ins = _EMPTY if inputs is None else inputs
             to = type(outputs)

@@ -173,7 +173,7 @@ class Pass:
         self._tally = STALE   # the fast path's count of draws (folded when the counter is read)
         self._plan_reads = None
         if self._checks and all(n in self.values for n in k.uniforms):
-            from .calls import UniformReads
+            from .call_cache import UniformReads
             user = UniformReads({n: v for n, v in self.values.items() if n in k.uniforms})
             self._cuts = k.slices(self._layouts(), user, self.defines, self.device.loop_cap)
             # the uniforms the loop and split functions read: only a new value of one of them

@@ -8,8 +8,8 @@ import pytest
 
 from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.algorithms import sgemm as S
-from shadergpgpu.analysis import model as M, plans, work
-from shadergpgpu.analysis.recorder import recording
+from shadergpgpu.analysis import cost_model as M, plans, kernel_work as work
+from shadergpgpu.analysis.work_recorder import recording
 from shadergpgpu.engine import kernels
 from shadergpgpu.engine.builtin import SAXPY
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis import cost_model as M
 from shadergpgpu.analysis.reports import model_cases as MC
 from shadergpgpu.analysis.reports import model_random as MR
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from shadergpgpu.analysis import model as M
+from shadergpgpu.analysis import cost_model as M
 from shadergpgpu.analysis.reports import calibrate as CA
 from shadergpgpu.analysis.reports import calibrate_kernels as CK
 from shadergpgpu.analysis.reports.calibrate_calls import _call_fit

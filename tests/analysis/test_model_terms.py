@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from shadergpgpu.analysis import model as M
-from shadergpgpu.analysis.recorder import recording
+from shadergpgpu.analysis import cost_model as M
+from shadergpgpu.analysis.work_recorder import recording
 from shadergpgpu.engine import context
 from shadergpgpu.engine.builtin import COPY, SAXPY
 
@@ -242,7 +242,7 @@ def test_a_measured_gpu_profile_plans_gpu_kernels_here(tmp_path, rng):
 def test_the_counter_stays_bounded_over_many_shapes(rec, dev, monkeypatch):
     """A long run over many distinct shapes: the draw entries are merged past the cap (the
     test forces a cap of 8) and the work totals, draws and the prediction's work are kept."""
-    from shadergpgpu.analysis import recorder as C
+    from shadergpgpu.analysis import work_recorder as C
     arrays = []
     for k in range(1, 25):
         x = dev.array(np.ones((k, 4 * k)))

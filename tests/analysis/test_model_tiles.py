@@ -6,8 +6,8 @@ wait for the device more than once)."""
 import numpy as np
 import pytest
 
-from shadergpgpu.analysis import model as M
-from shadergpgpu.analysis.recorder import recording
+from shadergpgpu.analysis import cost_model as M
+from shadergpgpu.analysis.work_recorder import recording
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.analysis.calibration import _fit_tiles
 
@@ -51,7 +51,7 @@ def test_counter_records_the_drawn_rectangle_on_every_path(rec, dev):
 
 
 def test_compacted_draws_keep_one_rectangle_and_drop_mixed_ones(rec, dev, monkeypatch):
-    from shadergpgpu.analysis import recorder as C
+    from shadergpgpu.analysis import work_recorder as C
     monkeypatch.setattr(C, "DRAWS_CAP", 4)
     x = dev.array(np.ones((16, 16)), packed=False)
     y = dev.empty_like(x)

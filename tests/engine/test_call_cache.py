@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import shadergpgpu as sg
-from shadergpgpu.analysis.recorder import WorkRecorder
+from shadergpgpu.analysis.work_recorder import WorkRecorder
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.kernels import Split
 

@@ -7,13 +7,13 @@ directly), reads in the middle (snapshots, ``passes``, ``flops``), resets, relea
 swapped and swapped back, and check every count against a model kept by hand in the test (each
 call's passes, fragments, declared flops and host events are known from its arguments), and
 the arrays' values against float64 numpy. The flops are the analysis's: a
-:class:`~shadergpgpu.analysis.recorder.WorkRecorder` observing the device."""
+:class:`~shadergpgpu.analysis.work_recorder.WorkRecorder` observing the device."""
 import numpy as np
 import pytest
 
 import shadergpgpu as sg
 from shadergpgpu.engine.builtin import COPY, SAXPY
-from shadergpgpu.analysis.recorder import WorkRecorder
+from shadergpgpu.analysis.work_recorder import WorkRecorder
 from shadergpgpu.engine.counter import PassCounter
 
 SAXPY_FLOPS = 8     # the analysis's work table counts these per fragment

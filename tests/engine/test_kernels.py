@@ -348,7 +348,7 @@ def test_docs_examples_run():
 def test_declared_work_is_counted_per_phase(dev):
     """Hand count: saxpy does 2 flops per lane (8 per texel) and 2 texel fetches; bytes
     written default to 16 per output texel. The analysis counts it from the observed calls."""
-    from shadergpgpu.analysis.recorder import recording
+    from shadergpgpu.analysis.work_recorder import recording
     x = dev.array(np.ones((6, 10)))          # packed: 6 x 3 texels
     y = dev.empty_like(x)
     with recording(dev) as rec:

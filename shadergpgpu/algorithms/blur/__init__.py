@@ -29,7 +29,7 @@ Files
 * ``recursive.py``: the recursive filter's passes (one line filter, the "hv" and "vtvt"
   schedules).
 * ``exact.py``: the exact separable FIR passes and their pass count.
-* ``recorder.py``: the work-array helpers the pass builders share, and what they tell a
+* ``work_arrays.py``: the work-array helpers the pass builders share, and what they tell a
   capture that records them (``engine/capture.py``).
 * ``recipes.py``: prepared passes reused by repeated calls and the per-device recipe cache.
 * ``tuning.py``: :class:`BlurTuning` (a recipe's flushes, the recipe cache's bound).

@@ -15,7 +15,7 @@ from .exact import exact_blur
 from .kernels import FIR
 from .options import BORDERS, MAX_EXACT_RADIUS, MAX_RECURSIVE_SIGMA, METHODS, SCHEDULES, TRUNCATE
 from .recipes import RECIPE_MAX_TEXELS, Recipe, recipe_cache
-from .recorder import like
+from .work_arrays import like
 from .recursive import recursive_hv, recursive_vtvt
 from .tiling import Tiling
 

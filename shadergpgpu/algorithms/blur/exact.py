@@ -18,7 +18,7 @@ import numpy as np
 from .coefficients import gaussian_weights
 from .kernels import FIR
 from .options import BORDER_CODE, TRUNCATE
-from .recorder import like, release
+from .work_arrays import like, release
 
 
 def exact_radius(sigma: float) -> int:

@@ -58,7 +58,7 @@ from . import kernels
 from .coefficients import iir_uniforms
 from .kernels import c1_define, summary_names
 from .options import BORDER_CODE
-from .recorder import like, release, tag_coefficients
+from .work_arrays import like, release, tag_coefficients
 from .tiling import line_config
 
 

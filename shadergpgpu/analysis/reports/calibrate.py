@@ -16,7 +16,7 @@ All are written into the device's measured profile (``speeds``, ``speeds.efficie
 from __future__ import annotations
 
 from .. import calibration as C
-from .. import model as M
+from .. import cost_model as M
 from . import model_cases as MC
 from .calibrate_calls import call_cost_us, call_costs
 from .calibrate_cases import calibration_cases

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from .. import model as M
+from .. import cost_model as M
 from . import model_cases as MC
 from .calibrate_cases import calibration_cases
 

@@ -33,7 +33,7 @@ import statistics
 
 import numpy as np
 
-from .. import model as M
+from .. import cost_model as M
 from . import model_cases as MC
 from .calibrate_cases import calibration_cases
 from .rounds import rank, rank_share

@@ -2,7 +2,7 @@
 
 1. For each algorithm's configurations: measured time of one call (the fastest of the
    repeats, waiting for the device) beside the time the cost model predicts from the call's
-   passes and declared work (:mod:`shadergpgpu.analysis.model`, speeds measured by
+   passes and declared work (:mod:`shadergpgpu.analysis.cost_model`, speeds measured by
    ``shadergpgpu calibrate``), per phase and in total, the ratio, and MISSED where the
    prediction is off by more than 30 % (with the term that is wrong, from the per-phase GPU
    time of a ``timing=True`` run).
@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import model as M
+from .. import cost_model as M
 from .common import (Progress, device_meta, markdown_table, parser, plot_lines,
                      write_outputs)
 from .model_cases import (GPU_PROFILE, MAKERS, PAPER, PAPER_N, PAPER_SIZES,  # noqa: F401
@@ -169,7 +169,7 @@ def paper_plots(out: Path, figs: dict) -> list[str]:
 
 def coverage_rows() -> list[dict]:
     from ...engine import kernels
-    from .. import plans, work
+    from .. import plans, kernel_work as work
     plans.load_all()
     cov = work.coverage(kernels.REGISTRY.kernels.values())
     return [{"kind": k, "kernels": len(v), "names": ", ".join(v) if k in ("declared", "estimated")

@@ -18,8 +18,8 @@ import warnings
 
 import numpy as np
 
-from .. import model as M
-from ..recorder import recording
+from .. import cost_model as M
+from ..work_recorder import recording
 from .common import measure
 
 PAPER = {"packed": 0.008, "unpacked": 0.026}     # s per step, GeForce 7800 GTX (seed 004)

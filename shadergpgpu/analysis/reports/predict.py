@@ -10,7 +10,7 @@ import argparse
 import time
 from pathlib import Path
 
-from .. import model as M
+from .. import cost_model as M
 from .common import markdown_table
 from .model_cases import (GPU_PROFILE, MAKERS, PAPER_N, Case, backprop_case, blur_case, count,
                           measure_case, numpy_time, predict_on_profile, sammon_case, sgemm_case,

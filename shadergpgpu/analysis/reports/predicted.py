@@ -4,7 +4,7 @@
 and the columns' names and explanation (:data:`MODEL_COLUMNS`, :data:`MODEL_SENTENCE`)."""
 from __future__ import annotations
 
-from .. import model as M
+from .. import cost_model as M
 from .model_cases import snapshot_of_call
 
 
@@ -52,7 +52,7 @@ class Predictor:
         pred = Predictor(dev)                  # the speeds, read once per report
         row.update(pred.of(call, measured_s))  # predicted ms, bound, measured / predicted, model
 
-    The speeds come from ``analysis.model.measured_speeds`` (the calibration cached in
+    The speeds come from ``analysis.cost_model.measured_speeds`` (the calibration cached in
     ``~/.cache/shadergpgpu/``, measured on first use); :meth:`of` takes the counter snapshot of
     ONE call of ``call`` and returns :func:`predicted_columns` for it. Where the model,
     its calibration or the call raises, the row gets ``model = "n/a"`` and ``model error`` (the

@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 
-from ..recorder import recording
+from ..work_recorder import recording
 from .common import (Checks, Progress, device_meta, markdown_table, parser, passes_only,
                      plot_lines, write_outputs)
 from .predicted import MODEL_SENTENCE, Predictor, model_summary

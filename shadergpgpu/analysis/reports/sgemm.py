@@ -5,7 +5,7 @@ For each variant and a few shapes: passes per phase (plan vs measured), fragment
 product passes, texel fetches and flops per fragment, flops per fetch, the relative error against
 float64 numpy, and the time of one call (device arrays in and out; median of repeats after a
 warm-up, with the spread). The fragment ALU and texel-fetch ceilings are measured in the same
-run (:func:`shadergpgpu.analysis.model.calibrate`), and numpy's float32 ``A @ B`` is timed the same
+run (:func:`shadergpgpu.analysis.cost_model.calibrate`), and numpy's float32 ``A @ B`` is timed the same
 way. Every timed call carries the cost model's prediction beside it (predicted ms, the term the
 model blames, measured / predicted, ok / MISSED), dashed in the plot. Writes ``sgemm.md``,
 ``sgemm.csv``, ``sgemm.json`` (and ``sgemm.png`` unless ``--no-plots``) under ``--out``.
@@ -53,7 +53,7 @@ SYMBOLS = [
 
 def main(argv=None) -> int:
     args = parser("sgemm", __doc__.splitlines()[0]).parse_args(argv)
-    from ..model import calibrate
+    from ..cost_model import calibrate
 
     dev = Device(backend=args.backend)
     meta = device_meta(dev)

@@ -22,7 +22,7 @@ import numpy as np
 from .. import plans
 from ...ops import reduce as R
 from ...engine.device import Device
-from ..recorder import recording
+from ..work_recorder import recording
 from .common import (Checks, Progress, Timer, device_meta, markdown_table, parser, passes_only,
                      plot_lines, write_outputs)
 from .predicted import MODEL_SENTENCE, Predictor, model_summary

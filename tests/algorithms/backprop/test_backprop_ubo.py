@@ -290,7 +290,7 @@ def test_newton_reciprocal_lanes(dev, ubo_on, lanes):
 def test_declared_work(dev, ubo_on):
     # the analysis counts the passes' work: the recompute path's forward and gradient
     # passes each make every hidden activation once (a sigmoid, 16 flops per vec4)
-    from shadergpgpu.analysis.recorder import recording
+    from shadergpgpu.analysis.work_recorder import recording
     sizes, n = [2, 64, 1], 64
     X, T, W0 = _data(sizes, n, 1)
     with bp.BackpropNet(dev, sizes, X, T, weights=W0, schedule="fused") as net, \

@@ -16,7 +16,7 @@ from shadergpgpu.algorithms.sgemm import ubo as SU
 from shadergpgpu.algorithms.sgemm import (DEFAULT_VARIANT, VARIANTS, auto_split, default_variant,
                                           min_split, sgemm)
 from shadergpgpu.analysis.plans.sgemm import work
-from shadergpgpu.analysis.recorder import recording
+from shadergpgpu.analysis.work_recorder import recording
 
 from tests.reference import assert_close, assert_rel_close
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from contextlib import contextmanager
 
-from .work import work_of
+from .kernel_work import work_of
 
 __all__ = ["WorkRecorder", "recording"]
 
