@@ -1,6 +1,6 @@
 """Engine benchmark: per-pass overhead against raw moderngl, upload/readback, copy bandwidth.
 
-    python benchmarks/engine.py [--quick] [--passes N] [--mb MB]
+    python benchmarks/engine.py [--quick] [--passes N] [--mb MB] [--apis gl,gles]
 
 Per-pass overhead is measured on tiny passes (a 1x1 output, one input, one uniform) so the cost
 is the Python + driver work of issuing a pass. Three ways issue the same passes in the same run:
@@ -14,6 +14,12 @@ Sizes reach kernels as uniforms (one program per layout kind, not per size). The
 measures what that costs: the same final source compiled once as the engine runs it and once
 with every shape uniform turned into a constant (``const ivec4 sg_X_shape = ivec4(...)``), on an
 element-addressed kernel with a long loop (a row sum) and on the texel copy.
+
+With ``--apis gl,gles`` (the default) the OpenGL ES backend (``Device(api="gles")``, a native ES
+context on the same device) issues the same passes in the same interleaved rounds: raw moderngl
+on the ES context, the prepared pass and ``Device.run``. Target: the ES backend's per-pass cost
+at most 1.5x the desktop backend's. Where no ES context can be made, the ES rows are left out
+with the reason.
 """
 from __future__ import annotations
 
@@ -321,6 +327,8 @@ def main(argv=None) -> int:
     ap.add_argument("--passes", type=int, default=None, help="passes per timing (default 3000)")
     ap.add_argument("--mb", type=float, default=None, help="transfer size in MB (default 256)")
     ap.add_argument("--backend", default=None)
+    ap.add_argument("--apis", default="gl,gles",
+                    help="gl, or gl,gles to time the OpenGL ES backend beside it (default)")
     args = ap.parse_args(argv)
     n = args.passes or (300 if args.quick else 3000)
     mb = args.mb or (16 if args.quick else 256)
@@ -336,6 +344,17 @@ def main(argv=None) -> int:
            "ElementwiseKernel call (device arrays)": elementwise_call(dev, n),
            "raw moderngl, new value each pass": raw_passes(dev, n, vary=True),
            "engine Pass.run, new value each pass": engine_prepared(dev, n, vary=True)}
+    es = None
+    if "gles" in args.apis.split(","):
+        try:
+            es = sg.Device(api="gles")
+        except sg.CapabilityError as e:
+            print(f"(no OpenGL ES backend here: {e}; its rows are left out)\n")
+    if es is not None:
+        print(f"# OpenGL ES backend: {es.caps.renderer} ({es.caps.version})\n")
+        fns.update({"ES: raw moderngl": raw_passes(es, n),
+                    "ES: engine Pass.run (prepared)": engine_prepared(es, n),
+                    "ES: engine Device.run": engine_run(es, n)})
     for f in fns.values():  # warm up
         f()
     # interleave the repeats so drift hits all three alike
@@ -345,8 +364,10 @@ def main(argv=None) -> int:
             best[k] = min(best[k], f())
     raw = best["raw moderngl"]
     raw_vary = best["raw moderngl, new value each pass"]
-    rows = [{"issuer": k, "us/pass": v * 1e6,
-             "vs raw": v / (raw_vary if "new value" in k else raw)} for k, v in best.items()]
+    def raw_of(k):
+        return (best["ES: raw moderngl"] if k.startswith("ES: ")
+                else raw_vary if "new value" in k else raw)
+    rows = [{"issuer": k, "us/pass": v * 1e6, "vs raw": v / raw_of(k)} for k, v in best.items()]
     print(f"## Per-pass overhead ({n} tiny passes, best of {repeats})\n")
     print(markdown_table(rows, ["issuer", "us/pass", "vs raw"], ".3g"))
     print(f"## Transfers and copy bandwidth ({mb:g} MB array)\n")
@@ -365,6 +386,14 @@ def main(argv=None) -> int:
         if ratio > target:
             print(f"MISSED: {name} {ratio:.2f}x raw moderngl (target <= {target:.2f})")
             status = 1
+    if es is not None:
+        for name in ("engine Pass.run (prepared)", "engine Device.run"):
+            ratio = best["ES: " + name] / best[name]
+            print(f"ES / desktop, {name} per pass: {ratio:.2f}  (target <= 1.50)")
+            if ratio > 1.5:
+                print(f"MISSED: the ES backend's {name} at {ratio:.2f}x the desktop's "
+                      f"(target <= 1.50)")
+                status = 1
     gbs = {r["what"]: r["GB/s"] for r in trows}
     for ours, theirs, least in TRANSFER_TARGETS:
         if theirs not in gbs:
