@@ -63,6 +63,9 @@ class Capabilities:
 
 
 def resolve_backend(backend: str | None) -> str:
+    if backend is not None and not isinstance(backend, str):
+        raise TypeError(f"backend must be a string naming the context ({', '.join(BACKENDS)}) "
+                        f"or None, got {backend!r}; a GPU is chosen with device_index=")
     b = backend or os.environ.get("SHADERGPGPU_BACKEND") or "egl"
     b = b.strip().lower()
     if b not in BACKENDS:

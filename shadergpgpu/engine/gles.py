@@ -61,6 +61,8 @@ _SAMPLER_BUFFER = re.compile(r"^(?:(?!//).)*\bsamplerBuffer\b", re.M)
 
 
 def resolve_api(api: str | None) -> str:
+    if api is not None and not isinstance(api, str):
+        raise TypeError(f"api must be 'gl', 'gles' or None, got {api!r}")
     a = (api or os.environ.get("SHADERGPGPU_API") or "gl").strip().lower()
     if a in ("es", "opengles", "gles3"):
         a = "gles"
