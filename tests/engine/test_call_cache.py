@@ -10,6 +10,8 @@ from shadergpgpu.analysis.work_recorder import WorkRecorder
 from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.engine.kernels import Split
 
+from tests.reference import assert_close
+
 # a summing loop over a uniform-dependent range, cut across passes by the loop cap
 PARTIAL = sg.Kernel(source="""
 void main() {
@@ -46,8 +48,7 @@ def test_new_values_and_new_arrays_of_a_known_signature(dev):
         X, Y = dev.array(x), dev.array(y)
         out = dev.empty_like(X)
         dev.run(SAXPY, out, inputs={"X": X, "Y": Y}, uniforms={"alpha": a})
-        np.testing.assert_allclose(out.get(), a * x.astype(np.float64) + y, rtol=1e-6,
-                                   atol=1e-6)
+        assert_close(out.get(), a * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
         for arr in (X, Y, out):
             arr.release()
     assert len(dev._calls) == 1
@@ -60,8 +61,7 @@ def test_uniform_dependent_cuts_follow_the_values(dev):
     for upto in (10, 150, 3, 200, 150):   # cap 64 / cost 4: 1, 10, 1, 13, 10 passes
         before = dev.counter.total
         dev.run(PARTIAL, out, inputs={"X": X}, uniforms={"upto": upto})
-        np.testing.assert_allclose(out.get()[0], x[:, :upto].astype(np.float64).sum(1),
-                                   rtol=1e-5)
+        assert_close(out.get()[0], x[:, :upto].astype(np.float64).sum(1), rtol=1e-5, atol=0)
         cuts = -(-upto * 4 // 60)   # the later cuts accumulate: ping-pong without blending
         assert dev.counter.total - before == 1 + (cuts - 1) * dev.accumulate_passes(1, "add")
 
@@ -129,13 +129,13 @@ def test_a_program_shared_by_two_signatures_keeps_each_ones_shapes():
         for _ in range(3):
             dev.run(ROW_SUMS, oa, inputs={"X": A})
             dev.run(ROW_SUMS, ob, inputs={"X": B})
-            np.testing.assert_allclose(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5)
+            assert_close(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5, atol=0)
             dev.prepare(ROW_SUMS, oa, inputs={"X": A}).run()
-            np.testing.assert_allclose(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5)
+            assert_close(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5, atol=0)
             dev.run(ROW_SUMS, ob, inputs={"X": B})
-            np.testing.assert_allclose(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5)
+            assert_close(ob.get()[0], b.astype(np.float64).sum(1), rtol=1e-5, atol=0)
             dev.run(ROW_SUMS, oa, inputs={"X": A})
-            np.testing.assert_allclose(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5)
+            assert_close(oa.get()[0], a.astype(np.float64).sum(1), rtol=1e-5, atol=0)
     finally:
         dev.release()
 
@@ -158,16 +158,16 @@ def test_elementwise_direct_path_equals_the_general_path(dev):
     x, y = np.random.default_rng(4).standard_normal((2, 3, 7)).astype(np.float32)
     X, Y = dev.array(x), dev.array(y)
     z = k(X, Y, 1.5)                                   # direct path
-    np.testing.assert_allclose(z.get(), 1.5 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(k(x, y, 1.5), z.get(), rtol=0, atol=0)   # general path
+    assert_close(z.get(), 1.5 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
+    assert_close(k(x, y, 1.5), z.get(), rtol=0, atol=0)   # general path
     with pytest.raises(ValueError, match="released"):
         z.release()
         k(z, Y, 1.0)
     out = dev.empty_like(X)
     assert k(X, Y, 2.0, out) is out
-    np.testing.assert_allclose(out.get(), 2 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
+    assert_close(out.get(), 2 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
     k(X, Y, 1.0, X)                                    # output aliases an input: general path
-    np.testing.assert_allclose(X.get(), x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
+    assert_close(X.get(), x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
 
 
 def test_one_kernel_on_alternating_layouts(dev):
@@ -186,8 +186,7 @@ def test_one_kernel_on_alternating_layouts(dev):
             out = dev.empty_like(X)
             a = float(k + rep)
             dev.run(SAXPY, out, inputs={"X": X, "Y": Y}, uniforms={"alpha": a})
-            np.testing.assert_allclose(out.get(), a * x.astype(np.float64) + y, rtol=1e-6,
-                                       atol=1e-6)
+            assert_close(out.get(), a * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
             w, h = X.layout.tex_size
             frags += w * h
             for arr in (X, Y, out):
@@ -249,8 +248,8 @@ def test_list_outputs_of_a_known_signature(dev):
     for s in (1.5, -2.0, 0.25):
         a, b = dev.empty_like(X), dev.empty_like(X)
         dev.run(k, [a, b], inputs={"X": X}, uniforms={"s": s})
-        np.testing.assert_allclose(a.get(), s * x.astype(np.float64), rtol=1e-6)
-        np.testing.assert_allclose(b.get(), x.astype(np.float64) + s, rtol=1e-6, atol=1e-6)
+        assert_close(a.get(), s * x.astype(np.float64), rtol=1e-6, atol=0)
+        assert_close(b.get(), x.astype(np.float64) + s, rtol=1e-6, atol=1e-6)
         b.release()
         with pytest.raises(ValueError, match="released"):
             dev.run(k, [a, b], inputs={"X": X}, uniforms={"s": s})
@@ -280,15 +279,15 @@ def test_element_addressed_calls_of_two_layouts_between_prepared_passes(dev):
     p = dev.prepare(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": -1.0})
     for s in (2.0, 3.0, 3.0):
         dev.run(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": s})
-        np.testing.assert_allclose(oa.get(), s * a.astype(np.float64), rtol=1e-6)
+        assert_close(oa.get(), s * a.astype(np.float64), rtol=1e-6, atol=0)
         dev.run(SCALE_AT, ob, inputs={"X": B}, uniforms={"s": s})
-        np.testing.assert_allclose(ob.get(), s * b.astype(np.float64), rtol=1e-6)
+        assert_close(ob.get(), s * b.astype(np.float64), rtol=1e-6, atol=0)
         p.run()
-        np.testing.assert_allclose(oa.get(), -a.astype(np.float64), rtol=1e-6)
+        assert_close(oa.get(), -a.astype(np.float64), rtol=1e-6, atol=0)
         dev.run(SCALE_AT, ob, inputs={"X": B}, uniforms={"s": s})
-        np.testing.assert_allclose(ob.get(), s * b.astype(np.float64), rtol=1e-6)
+        assert_close(ob.get(), s * b.astype(np.float64), rtol=1e-6, atol=0)
         dev.run(SCALE_AT, oa, inputs={"X": A}, uniforms={"s": s})
-        np.testing.assert_allclose(oa.get(), s * a.astype(np.float64), rtol=1e-6)
+        assert_close(oa.get(), s * a.astype(np.float64), rtol=1e-6, atol=0)
 
 
 def test_work_of_values_another_pass_put_in_the_program(dev):
@@ -341,8 +340,8 @@ def test_plans_follow_the_values_they_read(dev):
             dev.run(PARTIAL_SCALED, out, inputs={"X": X}, uniforms={"upto": upto, "scale": scale},
                     defines={"ALL": all_cols})
             cols = 200 if all_cols else upto
-            np.testing.assert_allclose(out.get()[0], scale * x[:, :cols].astype(np.float64).sum(1),
-                                       rtol=1e-5)
+            assert_close(out.get()[0], scale * x[:, :cols].astype(np.float64).sum(1),
+                         rtol=1e-5, atol=0)
             cuts = -(-cols * 4 // 60)   # later cuts accumulate (ping-pong without blending)
             assert dev.counter.total - before == \
                 1 + (cuts - 1) * dev.accumulate_passes(1, "add")
@@ -407,7 +406,7 @@ def test_split_pass_values_outside_and_inside_its_plan(dev):
         p.run(**kw)
         want = vals["scale"] * x[:, :vals["upto"]].astype(np.float64).sum(1) + \
             vals["shift"] * vals["upto"]
-        np.testing.assert_allclose(out.get().ravel(), want, rtol=1e-5, atol=1e-4)
+        assert_close(out.get().ravel(), want, rtol=1e-5, atol=1e-4)
         drawn = dev.counter.total - before
         assert drawn == p.passes_per_run
         seen.setdefault(vals["upto"], drawn)

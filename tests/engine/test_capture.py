@@ -19,6 +19,8 @@ from shadergpgpu.algorithms.blur.recipes import Recipe
 from shadergpgpu.engine.capture import Capture, PassRecord, capture, capturing
 from shadergpgpu.engine.trace import Trace
 
+from tests.reference import assert_close
+
 SCALE = sg.Kernel(source="void main() { OUT = X_texel(OUT_grid().x, OUT_grid().y) * v; }",
                   inputs={"X": sg.In(like="OUT")}, uniforms={"v": "float"},
                   name="capture-scale")
@@ -170,7 +172,7 @@ def test_a_blur_recipe_is_a_capture_of_the_device_itself():
         assert any(st.tag is not None for st in recipe.steps)      # the line passes' sigma
         out = recipe.run(dev, x, (1.0, 1.0))
         want = sg.gaussian_blur(x, 1.0).get()
-        np.testing.assert_allclose(out.get(), want, rtol=0, atol=1e-6)
+        assert_close(out.get(), want, rtol=0, atol=1e-6)
         recipe.release()
     finally:
         dev.release()

@@ -16,6 +16,8 @@ from shadergpgpu.engine.builtin import COPY, SAXPY
 from shadergpgpu.analysis.work_recorder import WorkRecorder
 from shadergpgpu.engine.counter import PassCounter
 
+from tests.reference import assert_close
+
 SAXPY_FLOPS = 8     # the analysis's work table counts these per fragment
 COPY_FLOPS = 0
 
@@ -123,10 +125,9 @@ def test_mixed_sequence_counts_exactly(fresh):
                 e.draw(label, "engine/copy", "prepared", fr, COPY_FLOPS)
     e.check(cnt, rec)
     # the last step (39: r == 7) copied out into cp
-    np.testing.assert_allclose(cp.get(), out.get(), rtol=0, atol=0)
+    assert_close(cp.get(), out.get(), rtol=0, atol=0)
     p_sax.run(alpha=-1.5)
-    np.testing.assert_allclose(out.get(), -1.5 * x.astype(np.float64) + 1.0, rtol=1e-6,
-                               atol=1e-6)
+    assert_close(out.get(), -1.5 * x.astype(np.float64) + 1.0, rtol=1e-6, atol=1e-6)
 
 
 def test_label_set_directly_and_label_objects_that_are_equal(fresh):
@@ -264,8 +265,7 @@ def test_one_liner_calls_count_their_call_and_run(fresh):
     assert snap["other"]["events"]["call"] == 4 and snap["other"]["events"]["run"] == 4
     assert list(snap["ew"]["events"]) == ["call", "run"]   # the order the events came in
     assert cnt.kpasses["ew", "elementwise/deferred_fma", "draw"] == 3
-    np.testing.assert_allclose(out.get(), 6.0 * x.astype(np.float64) + y, rtol=1e-6,
-                               atol=1e-6)
+    assert_close(out.get(), 6.0 * x.astype(np.float64) + y, rtol=1e-6, atol=1e-6)
 
 
 def test_a_counter_never_read_keeps_a_bounded_list_of_tallies(fresh):

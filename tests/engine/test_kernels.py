@@ -20,6 +20,8 @@ from shadergpgpu.engine.errors import LoopBudgetError, ShaderCompileError, TooLa
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 
+from tests.reference import assert_close
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -102,7 +104,7 @@ def test_row_sum_over_70000_columns_is_right(dev):
     n = ROW_SUMS(out, X=dev.array(x))
     if dev.loop_cap is not None:
         assert n >= 5
-    np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=2e-3)
+    assert_close(out.get()[0], x.sum(axis=1), rtol=0, atol=2e-3)
 
 
 def test_loop_budget_at_a_forced_small_cap():
@@ -113,18 +115,18 @@ def test_loop_budget_at_a_forced_small_cap():
     assert d.passes_for(ROW_SUMS, {"X": X}, out) == 11      # 4 * 1000 + 4 iterations, 396 per pass
     drawn = 1 + 10 * d.accumulate_passes(1, "add")         # 11, or ping-pong without blending
     assert ROW_SUMS(out, X=X) == drawn
-    np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
+    assert_close(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
     with pytest.raises(LoopBudgetError, match="loop cap of 400.*use fewer columns"):
         ROWSUM_FIXED(out, X=X)
     small = d.array(x[:, :90])
     ROWSUM_FIXED(out, X=small)                            # 364 iterations: under the cap
-    np.testing.assert_allclose(out.get()[0], x[:, :90].sum(axis=1), rtol=0, atol=1e-4)
+    assert_close(out.get()[0], x[:, :90].sum(axis=1), rtol=0, atol=1e-4)
     # a prepared pass cuts the range too
     p = d.prepare(ROW_SUMS, out, inputs={"X": X})
     assert p.passes_per_run == drawn
     d.fill(out, 7.0)
     p.run()
-    np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
+    assert_close(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
     with pytest.raises(ValueError, match="loop_cap must be a positive integer"):
         sg.Device(limits=sg.Limits(loop_cap=0))
     d.release()
@@ -233,7 +235,7 @@ def test_user_kernel_over_every_layout_equals_numpy(dev, small_dev, rows, cols, 
     except TooLargeError:
         return
     AXPB(O, A=A, B=B, k=-1.5)
-    np.testing.assert_allclose(O.get(), -1.5 * x + y, rtol=1e-6, atol=1e-6)
+    assert_close(O.get(), -1.5 * x + y, rtol=1e-6, atol=1e-6)
     for t in (A, B, O):
         t.release()
 
@@ -247,7 +249,7 @@ def test_one_program_per_layout_kind_not_per_size(dev):
         x = dev.array(rng.standard_normal(shape))
         y = dev.empty_like(x)
         SAXPY(y, X=x, Y=x, alpha=0.5)
-        np.testing.assert_allclose(y.get(), 1.5 * x.get(), rtol=1e-6)
+        assert_close(y.get(), 1.5 * x.get(), rtol=1e-6, atol=0)
         x.release()
         y.release()
     assert dev.shaders.compiles - n0 <= 1      # the saxpy program for this layout kind, once
@@ -277,7 +279,7 @@ def test_caches_and_memory_are_bounded_over_random_shapes():
         out = d.empty(shape)
         k = i % 6
         kernels[k](out, A=A)
-        np.testing.assert_allclose(out.get(), k * x, rtol=1e-6, atol=1e-6)
+        assert_close(out.get(), k * x, rtol=1e-6, atol=1e-6)
         A.release()
         out.release()
         assert d.n_programs <= 3 and len(d._compiled) <= 3

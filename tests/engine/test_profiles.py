@@ -11,6 +11,8 @@ from shadergpgpu.engine.builtin import SAXPY
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 
+from tests.reference import assert_close
+
 
 TOY = {"name": "toy", "description": "a small legacy GPU for tests",
        "limits": {"max_texture_size": 16, "max_draw_buffers": 4, "float32_render": True,
@@ -58,7 +60,7 @@ def test_accumulation_by_ping_pong_without_float_blending(toy):
                         accumulate="add")
             assert n == toy.accumulate_passes(1, "add") == 3
     assert toy.counter.passes["acc"] == 18
-    np.testing.assert_allclose(acc.get(), terms.sum(axis=0), rtol=0, atol=1e-5)
+    assert_close(acc.get(), terms.sum(axis=0), rtol=0, atol=1e-5)
     # max by ping-pong, inside a sub-rectangle only
     m = toy.zeros((4, 8))                 # texture 2 x 4
     toy.run(ACCUMULATE, m, inputs={"X": toy.array(np.full((4, 8), 3.0))},
@@ -72,7 +74,7 @@ def test_accumulation_by_ping_pong_without_float_blending(toy):
                     uniforms={"scale": 2.0}, accumulate="add")
     p.run()
     p.run()
-    np.testing.assert_allclose(acc2.get(), 4 * terms[0], rtol=1e-6)
+    assert_close(acc2.get(), 4 * terms[0], rtol=1e-6, atol=0)
 
 
 def test_split_loops_under_the_profile_cap_without_blending(toy):
@@ -80,7 +82,7 @@ def test_split_loops_under_the_profile_cap_without_blending(toy):
     out = toy.empty((1, 3))
     n = ROW_SUMS(out, X=toy.array(x))
     assert n == 3 + 2 * 2 * 1            # 3 slices; the 2 after the first by ping-pong
-    np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
+    assert_close(out.get()[0], x.sum(axis=1), rtol=0, atol=1e-4)
 
 
 def test_profile_from_environment_and_errors(monkeypatch, tmp_path):
@@ -127,7 +129,7 @@ def test_saxpy_under_every_builtin_profile():
         X = d.array(x)
         Y = d.empty_like(X)
         SAXPY(Y, X=X, Y=X, alpha=0.5)
-        np.testing.assert_allclose(Y.get(), 1.5 * x, rtol=1e-6)
+        assert_close(Y.get(), 1.5 * x, rtol=1e-6, atol=0)
         d.release()
 
 

@@ -18,6 +18,8 @@ from shadergpgpu.engine.errors import KernelDebugError, ShaderGPGPUError
 from shadergpgpu.engine.glraw import BufferArray
 from shadergpgpu.engine.layout import BufferLayout
 
+from tests.reference import assert_close
+
 # OUT[r, c] = X[r + dr, c + dc]
 SHIFT_SOURCE = """
 void main() {
@@ -172,9 +174,9 @@ def test_non_debug_device_keeps_todays_results(ndev, rng):
     X = ndev.array(x)
     out = ndev.empty((3, 5))
     SHIFT(out, X=X, dr=0, dc=1)
-    np.testing.assert_allclose(out.get(), shifted(x, 0, 1), rtol=1e-6, atol=0)
+    assert_close(out.get(), shifted(x, 0, 1), rtol=1e-6, atol=0)
     SHIFT(out, X=X, dr=1, dc=0)
-    np.testing.assert_allclose(out.get()[:2], x[1:], rtol=1e-6, atol=0)
+    assert_close(out.get()[:2], x[1:], rtol=1e-6, atol=0)
 
 
 def test_flat_index_past_the_end(ddev, rng):
@@ -182,7 +184,7 @@ def test_flat_index_past_the_end(ddev, rng):
     X = ddev.array(x)
     out = ddev.empty((3, 5))
     FLAT(out, X=X, di=0)
-    np.testing.assert_allclose(out.get(), x, rtol=1e-6)
+    assert_close(out.get(), x, rtol=1e-6, atol=0)
     with pytest.raises(KernelDebugError) as e:
         FLAT(out, X=X, di=4)
     assert e.value.index == 15 and e.value.array == "X"      # element 11 reads 15 = 3 * 5
@@ -209,7 +211,7 @@ def test_buffer_input(ddev, rng):
     out = ddev.empty((3, 6))
     try:
         SHIFT_BUF(out, X=buf, dr=0, dc=0)
-        np.testing.assert_allclose(out.get(), m, rtol=1e-6)
+        assert_close(out.get(), m, rtol=1e-6, atol=0)
         with pytest.raises(KernelDebugError) as e:
             SHIFT_BUF(out, X=buf, dr=2, dc=0)
         assert e.value.index == first_bad_read(m.shape, 2, 0) == (3, 0)
@@ -256,7 +258,7 @@ def test_split_loop_under_the_loop_cap(rng):
         X = d.array(x)
         out = d.empty((1, 3))
         assert ROW_SUMS(out, X=X) > 1                       # cut across blended passes
-        np.testing.assert_allclose(out.get()[0], x.sum(axis=1), rtol=1e-4, atol=1e-4)
+        assert_close(out.get()[0], x.sum(axis=1), rtol=1e-4, atol=1e-4)
         with pytest.raises(KernelDebugError) as e:
             ROWSUM_BAD(out, X=X)
         assert e.value.index == (0, 200) and e.value.kernel == "test/rowsum-bad"
@@ -268,7 +270,7 @@ def test_prepared_pass(ddev, rng):
     out = ddev.empty((4, 8))
     p = SHIFT.prepare(out, X=X)
     p.run()
-    np.testing.assert_allclose(out.get(), x, rtol=1e-6)
+    assert_close(out.get(), x, rtol=1e-6, atol=0)
     with pytest.raises(KernelDebugError) as e:
         p.run(dr=4)
     assert e.value.index == (4, 0)
@@ -387,14 +389,14 @@ def test_webgl2_profile(wdev, rng):
     X = wdev.array(x)
     out = wdev.empty((3, 5))
     SHIFT(out, X=X, dr=0, dc=0)
-    np.testing.assert_allclose(out.get(), x, rtol=1e-6)
+    assert_close(out.get(), x, rtol=1e-6, atol=0)
     with pytest.raises(KernelDebugError) as e:
         SHIFT(out, X=X, dr=-2, dc=0)
     assert e.value.index == (-2, 0)
     # accumulation by ping-pong passes (no float blending): the user's kernel is named
     acc = wdev.array(np.ones((3, 5)))
     wdev.run(DIV, acc, inputs={"X": X, "Y": X}, accumulate=True)
-    np.testing.assert_allclose(acc.get(), np.full((3, 5), 2.0), rtol=1e-6)
+    assert_close(acc.get(), np.full((3, 5), 2.0), rtol=1e-6, atol=0)
     z = wdev.array(np.zeros((3, 5)))
     with pytest.raises(KernelDebugError) as e:
         wdev.run(DIV, acc, inputs={"X": z, "Y": z}, accumulate=True)
@@ -457,9 +459,9 @@ def test_debug_and_normal_devices_alternate(rng):
                     assert e.value.index == (3, 0)
                 else:
                     SHIFT(out, X=X, dr=1)
-                    np.testing.assert_allclose(out.get()[:2], x[1:], rtol=1e-6)
+                    assert_close(out.get()[:2], x[1:], rtol=1e-6, atol=0)
                 SHIFT(out, X=X)
-                np.testing.assert_allclose(out.get(), x, rtol=1e-6)
+                assert_close(out.get(), x, rtol=1e-6, atol=0)
                 X.release()
                 out.release()
         src_a, src_b = _real_sources(a), _real_sources(b)

@@ -17,6 +17,8 @@ from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.sort import sort_pairs
 from shadergpgpu.ops.tuning import ReduceTuning, SortTuning
 
+from tests.reference import assert_close
+
 ALL = [sg.EngineTuning, BlurTuning, SgemmTuning, SvmTuning, BackpropTuning, SammonTuning,
        SortTuning, ReduceTuning]
 
@@ -164,7 +166,7 @@ def test_sequence_a_tuning_does_not_leak_into_the_next_call(dev):
         with dev.tuned(SgemmTuning, ubo_quad_order=not strict):
             c1 = sgemm(A, B, variant="tile8x4-ubo", device=dev)
         c2 = sgemm(A, B, variant="tile8x4-ubo", device=dev)
-        np.testing.assert_allclose(c1, A @ B, rtol=1e-5, atol=1e-5)
+        assert_close(c1, A @ B, rtol=1e-5, atol=1e-5)
         np.testing.assert_array_equal(c1, c2)
     assert dev.tuning(ReduceTuning) == default_reduce
     assert dev.tuning(SgemmTuning) == SgemmTuning.defaults(SgemmTuning.kind_of(dev))
