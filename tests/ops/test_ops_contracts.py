@@ -31,6 +31,8 @@ from shadergpgpu.ops.reduce import ReductionKernel
 from shadergpgpu.ops.scan import cumsum
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs
 
+from tests.reference import assert_close
+
 U = 2.0 ** -24
 TINY = 2.0 ** -126
 FMAX = float(np.finfo(np.float32).max)
@@ -84,7 +86,7 @@ def check_sum(got, x, k, what=""):
     got = float(got)
     assert math.isfinite(got), f"{what}: non-finite {got} for a sum within range"
     err, b = abs(got - s), bound(a, x.size, k)
-    assert err <= b, f"{what}: |{got} - {s}| = {err:.3g} > bound {b:.3g} (K = {k})"
+    assert_close(got, s, rtol=0, atol=b, what=f"{what} (K = {k})")
     return err / b if b else 0.0
 
 
@@ -155,15 +157,17 @@ def test_dot_and_norm_bounds(dev):
     prods = x.astype(np.float64) * y.astype(np.float64)     # exact in float64
     got = float(R.dot(x, y, device=dev))
     s, a = math.fsum(prods), math.fsum(np.abs(prods))
-    assert abs(got - s) <= bound(a, N, k) + TINY * exact(np.abs(x) + np.abs(y))
+    assert_close(got, s, rtol=0, atol=bound(a, N, k) + TINY * exact(np.abs(x) + np.abs(y)),
+                 what="dot")
     r = float(R.norm(x, device=dev))
     ref = math.sqrt(math.fsum(x.astype(np.float64) ** 2))
-    assert abs(r - ref) <= (gamma(k) / 2 + 10 * U) * ref + math.sqrt((1 + gamma(k)) * 2 * N) \
-        * 2.0 ** -63
+    assert_close(r, ref, rtol=0, atol=(gamma(k) / 2 + 10 * U) * ref
+                 + math.sqrt((1 + gamma(k)) * 2 * N) * 2.0 ** -63, what="norm")
     # a subnormal factor loses its whole product (the dot term 2**-126 * sum(|x| + |y|))
     d = float(R.dot(f32([1e-40, 1.0]), f32([1e30, 0.0]), device=dev))
     assert d == 0.0 or abs(d - 1e-40 * 1e30) <= 1e-40 * 1e30 * 1e-6
-    assert abs(d - 1e-10) <= TINY * (1e-40 + 1e30 + 1.0) + bound(1e-10, 2, k_flat(1, 16, True))
+    assert_close(d, 1e-10, rtol=0,
+                 atol=TINY * (1e-40 + 1e30 + 1.0) + bound(1e-10, 2, k_flat(1, 16, True)))
 
 
 def test_norm_underflow_and_overflow_documented(dev):
@@ -171,25 +175,27 @@ def test_norm_underflow_and_overflow_documented(dev):
     tiny = np.full(n, 1e-20, np.float32)       # squares 1e-40: subnormal, flushed on GPUs
     r = float(R.norm(tiny, device=dev))
     ref = 1e-20 * math.sqrt(n)
-    assert abs(r - ref) <= math.sqrt((1 + gamma(k_flat(250, mapped=True))) * 2 * n) * 2.0 ** -63
+    assert_close(r, ref, rtol=0,
+                 atol=math.sqrt((1 + gamma(k_flat(250, mapped=True))) * 2 * n) * 2.0 ** -63)
     big = np.full(n, 1e20, np.float32)         # squares 1e40 > 3.4e38
     assert float(R.norm(big, device=dev)) == np.inf
     with np.errstate(over="ignore"):
         assert np.linalg.norm(big) == np.inf   # numpy float32 overflows too
 
 
-def test_reduction_kernel_bound(dev):
+@pytest.mark.parametrize("fanin", [4, 16])
+def test_reduction_kernel_bound(dev, fanin):
     rng = np.random.default_rng(10)
     wsq = ReductionKernel("float32 x, float32 w", "float32 z", "w * x", "a + b", "z = a",
                           identity=0.0, name="contract_wsum")
     x = _data("span_signed", 50_000, rng)
     w = _data("uniform", 50_000, rng)
     terms = x.astype(np.float64) * w.astype(np.float64)
-    for fanin in (4, 16):
-        got = float(wsq(x, w, device=dev, fanin=fanin))
-        k = k_flat(-(-50_000 // 4), fanin, mapped=True)
-        assert abs(got - math.fsum(terms)) <= bound(math.fsum(np.abs(terms)), 50_000, k) + \
-            TINY * exact(np.abs(x) + np.abs(w))
+    got = float(wsq(x, w, device=dev, fanin=fanin))
+    k = k_flat(-(-50_000 // 4), fanin, mapped=True)
+    assert_close(got, math.fsum(terms), rtol=0,
+                 atol=bound(math.fsum(np.abs(terms)), 50_000, k)
+                 + TINY * exact(np.abs(x) + np.abs(w)), what=f"fanin {fanin}")
 
 
 def test_sums_of_subnormals_are_flushed_within_the_bound(dev):
@@ -228,7 +234,7 @@ def test_sum_overflow_is_infinite_never_finite_and_wrong(dev):
         s, ab = exact(x), exact(np.abs(x))
         k = k_flat(a.layout.n_texels)
         if math.isfinite(got):
-            assert abs(got - s) <= bound(ab, n, k)
+            assert_close(got, s, rtol=0, atol=bound(ab, n, k), what=f"seed {seed}")
         if abs(s) - bound(ab, n, k) > FMAX:
             assert not math.isfinite(got)
         a.release()

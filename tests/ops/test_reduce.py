@@ -13,6 +13,8 @@ from shadergpgpu.analysis import plans
 from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.tuning import ReduceTuning
 
+from tests.reference import assert_close
+
 
 @pytest.fixture(scope="module")
 def wrap_dev():
@@ -39,7 +41,8 @@ def test_total_any_layout_wrapped(wrap_dev, rng, shape, packed, order):
     a = wrap_dev.array(x, packed=packed, order=order)
     ref = x.astype(np.float64).sum()
     got = R.total(wrap_dev, a)
-    assert abs(got - ref) <= 1e-5 * np.abs(x).astype(np.float64).sum()
+    assert_close(got, ref, rtol=0, atol=1e-5 * np.abs(x).astype(np.float64).sum(),
+                 what=(shape, packed, order))
     dres = R.total_device(wrap_dev, a)
     assert dres.shape == (1,)
     assert dres.get()[0] == np.float32(got)
@@ -56,7 +59,7 @@ def test_total_padding_excluded_after_kernel_writes(dev):
 def test_total_large_and_numpy_input(dev, rng):
     x = rng.random(200_001)
     got = R.total(dev, x)
-    assert abs(got - x.sum()) <= 1e-5 * x.sum()
+    assert_close(got, x.sum(), rtol=1e-5, atol=0)        # x.sum() > 0
     assert R.total(dev, np.ones((3, 5))) == 15.0
 
 
@@ -68,7 +71,8 @@ def test_total_fanin_and_pass_plan(dev, rng, fanin):
     dev.counter.reset()
     with dev.phase("reduce"):
         got = R.total(dev, a, fanin=fanin)
-    assert abs(got - x.astype(np.float64).sum()) <= 1e-5 * np.abs(x).sum()
+    assert_close(got, x.astype(np.float64).sum(), rtol=0, atol=1e-5 * np.abs(x).sum(),
+                 what=f"fanin {fanin}")
     exp = plans.get_plan("reduce/sum").expected(n=n, fanin=fanin)
     assert dev.counter.snapshot()["reduce"]["passes"] == exp["reduce"]
     assert exp["reduce"] == int(np.ceil(np.log(np.ceil(n / 4)) / np.log(fanin) - 1e-12))
@@ -214,7 +218,8 @@ def test_reductions_under_profiles(profile_dev, rng):
         got = R.total(d, a)
     assert d.counter.snapshot()["reduce"]["passes"] == \
         plans.get_plan("reduce/sum").total(n=n, loop_cap=d.loop_cap)
-    assert abs(got - x.astype(np.float64).sum()) <= 1e-5 * np.abs(x).astype(np.float64).sum()
+    assert_close(got, x.astype(np.float64).sum(), rtol=0,
+                 atol=1e-5 * np.abs(x).astype(np.float64).sum())
     d.counter.reset()
     with d.phase("reduce"):
         assert R.argmax(d, a) == (float(x.max()), int(np.argmax(x)))
@@ -225,12 +230,11 @@ def test_reductions_under_profiles(profile_dev, rng):
     ties[[7, 500, 999]] = 3.0
     assert R.argmax(d, ties) == (3.0, 7)
     m = rng.standard_normal((40, 300)).astype(np.float32)
-    np.testing.assert_allclose(R.sum(m, axis=1, device=d), m.astype(np.float64).sum(1),
-                               atol=1e-4)
+    assert_close(R.sum(m, axis=1, device=d), m.astype(np.float64).sum(1), rtol=1e-7, atol=1e-4)
     d.counter.reset()
     with d.phase("reduce"):
         got = R.NORM(m, axis=0, device=d)
-    np.testing.assert_allclose(got, np.sqrt((m.astype(np.float64) ** 2).sum(0)), rtol=1e-5)
+    assert_close(got, np.sqrt((m.astype(np.float64) ** 2).sum(0)), rtol=1e-5, atol=0)
     assert d.counter.snapshot()["reduce"]["passes"] == \
         plans.get_plan("reduce/norm").total(n=m.size, axis=0, length=40, loop_cap=d.loop_cap)
     a.release()
@@ -243,15 +247,18 @@ def test_cached_chains_survive_framebuffer_eviction(dev, rng):
     x = rng.standard_normal(5000).astype(np.float32)
     a = dev.array(x)
     assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
-    assert abs(R.total(dev, a, fanin=2) - x.sum(dtype=np.float64)) <= 1e-5 * np.abs(x).sum()
+    assert_close(R.total(dev, a, fanin=2), x.sum(dtype=np.float64), rtol=0,
+                 atol=1e-5 * np.abs(x).sum())
     # 10 lengths x 2 kernels: 20 cached chains of ~10 passes, far more framebuffers than the
     # cache holds, fewer chains than the device keeps
     for n in range(3000, 3000 + 10 * 37, 37):
         y = rng.standard_normal(n).astype(np.float32)
         assert R.argmin(dev, y, fanin=2)[1] == int(np.argmin(y))
-        assert abs(R.total(dev, y, fanin=2) - y.sum(dtype=np.float64)) <= 1e-4 * n
+        assert_close(R.total(dev, y, fanin=2), y.sum(dtype=np.float64), rtol=0, atol=1e-4 * n,
+                     what=f"n = {n}")
     assert R.argmax(dev, a, fanin=2) == (float(x.max()), int(np.argmax(x)))
-    assert abs(R.total(dev, a, fanin=2) - x.sum(dtype=np.float64)) <= 1e-5 * np.abs(x).sum()
+    assert_close(R.total(dev, a, fanin=2), x.sum(dtype=np.float64), rtol=0,
+                 atol=1e-5 * np.abs(x).sum())
     a.release()
 
 
