@@ -29,6 +29,8 @@ from shadergpgpu.analysis.plans.sgemm import work
 from shadergpgpu.algorithms.svm import SVC
 from shadergpgpu.ops.rbf import rbf_matrix_host
 
+from tests.reference import assert_close
+
 U = 2.0 ** -24          # float32 unit roundoff
 TINY = 2.0 ** -126      # float32's smallest normal number
 MB = 1 << 20
@@ -152,14 +154,14 @@ def test_sammon_is_scale_invariant(dev, sammon_data, init):
         est = Sammon(init=init, random_state=0, device=dev)
         Y = est.fit_transform(X * s)
         assert Y is est.embedding_ and Y.dtype == np.float32
-        assert abs(est.stress_ - ref.stress_) <= 1e-4 * ref.stress_, s
-        assert np.abs(Y / s - ref.embedding_).max() <= 1e-4 * top, s
-        np.testing.assert_allclose(est.stress_history_, ref.stress_history_, rtol=1e-4)
+        assert_close(est.stress_, ref.stress_, rtol=1e-4, atol=0, what=f"stress, X * {s}")
+        assert_close(Y / s, ref.embedding_, rtol=0, atol=1e-4 * top, what=f"embedding, X * {s}")
+        assert_close(est.stress_history_, ref.stress_history_, rtol=1e-4, atol=0)
         assert est.scale_ == pytest.approx(s * ref.scale_, rel=1e-12)
         assert est.step_ == pytest.approx(s * ref.step_, rel=1e-4)
     # float32 input of that size too
     est = Sammon(init=init, random_state=0, device=dev).fit((X * 1e30).astype(np.float32))
-    assert abs(est.stress_ - ref.stress_) <= 1e-4 * ref.stress_
+    assert_close(est.stress_, ref.stress_, rtol=1e-4, atol=0, what="float32 X * 1e30")
 
 
 def test_sammon_init_array_and_source_step_in_the_units_of_x(dev, sammon_data):
@@ -172,9 +174,9 @@ def test_sammon_init_array_and_source_step_in_the_units_of_x(dev, sammon_data):
     ref = Sammon(init=Y0, learning_rate=20.0, **kw).fit(X)
     for s in (1e-20, 1e20):
         est = Sammon(init=Y0 * s, learning_rate=20.0 * s * s, **kw).fit(X * s)
-        assert abs(est.stress_ - ref.stress_) <= 1e-4 * ref.stress_
-        assert np.abs(est.embedding_ / s - ref.embedding_).max() <= \
-            1e-4 * np.abs(ref.embedding_).max()
+        assert_close(est.stress_, ref.stress_, rtol=1e-4, atol=0, what=f"stress, X * {s}")
+        assert_close(est.embedding_ / s, ref.embedding_, rtol=0,
+                     atol=1e-4 * np.abs(ref.embedding_).max(), what=f"embedding, X * {s}")
         assert est.mu_ == pytest.approx(ref.mu_ * s, rel=1e-5)   # 2 lambda s^2 / (s sum dn)
 
 
@@ -199,9 +201,9 @@ def test_sammon_dask_fit_is_scale_invariant_too(dev, client, sammon_data):
             lr = 20.0 * s * s if step == "source" else 20.0
             est = Sammon(learning_rate=lr, **kw).fit(X * s, client=client)
             assert est.n_shards_ == 2
-            assert abs(est.stress_ - ref.stress_) <= 1e-4 * ref.stress_, (step, s)
-            assert np.abs(est.embedding_ / s - ref.embedding_).max() <= \
-                1e-4 * np.abs(ref.embedding_).max(), (step, s)
+            assert_close(est.stress_, ref.stress_, rtol=1e-4, atol=0, what=(step, s))
+            assert_close(est.embedding_ / s, ref.embedding_, rtol=0,
+                         atol=1e-4 * np.abs(ref.embedding_).max(), what=(step, s))
 
 def test_sammon_refuses_what_a_float32_embedding_cannot_hold(dev, sammon_data):
     with pytest.raises(ValueError, match="X: samples lie up to .* float32"):
@@ -224,7 +226,7 @@ def test_sammon_stress_within_its_bound(dev):
     off = ~np.eye(n, dtype=bool)
     E = ((Dn[off] - Dm[off]) ** 2 / Dn[off]).sum() / Dn[off].sum()
     bound = (4 * n + 12 * d + 60) * U * E + (16 * d + 76) * U * np.sqrt(E)
-    assert abs(est.stress_ - E) <= bound, (est.stress_, E, bound)
+    assert_close(est.stress_, E, rtol=0, atol=bound, what="stress_ against E64(embedding_)")
 
 
 
@@ -237,8 +239,7 @@ def test_sammon_points_wider_than_a_texture_row_use_the_pair_kernel(dev, small_d
     a = Sammon(device=dev, **kw).fit(X)
     b = Sammon(device=small_dev, **kw).fit(X)
     assert a.tiled_ and not b.tiled_
-    np.testing.assert_allclose(b.embedding_, a.embedding_, rtol=0,
-                               atol=1e-5 * np.abs(a.embedding_).max())
+    assert_close(b.embedding_, a.embedding_, rtol=0, atol=1e-5 * np.abs(a.embedding_).max())
 
 # ---- SVC: float32's range of the squared distances ------------------------------------------
 @pytest.fixture(scope="module")
@@ -268,8 +269,7 @@ def test_svc_range_checks_name_gamma_and_keep_what_is_right(dev, svc_data):
     # large but representable: squared distances up to ~1e38 fit float32
     big = SVC(device=dev).fit(X * 1e18, y)
     assert np.array_equal(big.support_, ref.support_)
-    np.testing.assert_allclose(big.decision_function(X * 1e18), ref.decision_function(X),
-                               atol=1e-5)
+    assert_close(big.decision_function(X * 1e18), ref.decision_function(X), rtol=1e-7, atol=1e-5)
     # overflowing squared distances are harmless where gamma makes their kernel 0 anyway
     SVC(gamma=1.0, device=dev).fit(np.vstack([X, [[1e20] * 6]]), np.append(y, 1))
     with pytest.raises(ValueError, match=r"X: values up to 1e\+39 are beyond float32"):
@@ -294,7 +294,7 @@ def test_svc_decision_function_and_intercept_within_their_bounds(dev):
     d2 = ((Xt[:, None, :] - sv[None, :, :]) ** 2).sum(-1)            # direct differences
     f64 = np.exp(-g * d2) @ c + b
     bound = (len(sv) + d + 4) * 2.0 ** -53 * (np.abs(c).sum() * (1 + g * d2.max()) + abs(b))
-    assert np.abs(m.decision_function(Xt) - f64).max() <= bound
+    assert_close(m.decision_function(Xt), f64, rtol=0, atol=bound, what="decision_function")
     # the intercept from float64 G = Q alpha - 1 of the fitted alphas (problem labels: +1 for
     # classes_[0]; dual_coef_ = -alpha y for two classes)
     yp = np.where(y == m.classes_[0], 1.0, -1.0)
@@ -305,7 +305,7 @@ def test_svc_decision_function_and_intercept_within_their_bounds(dev):
     rho = svm_mod.libsvm.libsvm_rho(alpha, G, yp, C)
     n_iter = int(m.n_iter_[0])
     bound = (n_iter + 1) * U * (np.abs(G).max() + 2 * C * (d + 8) + len(sv) * C)
-    assert abs(b - rho) <= bound, (b, rho, bound)
+    assert_close(b, rho, rtol=0, atol=bound, what="intercept against libsvm's rule")
 
 
 # ---- SGEMM -----------------------------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_sgemm_overflow_is_inf_like_float32(dev):
     B3 = np.full((4, 3), 2.0, np.float32)                         # sum 2.4e38: finite
     C3 = sgemm(A3, B3, device=dev)
     assert np.isfinite(C3).all()
-    assert np.abs(C3 - 2.4e38).max() <= _sgemm_bound(A3, B3).max()
+    assert_close(C3, np.full(C3.shape, 2.4e38), rtol=0, atol=_sgemm_bound(A3, B3).max())
     assert np.isposinf(sgemm(A3, B3, alpha=2.0, device=dev)).all()  # alpha p overflows
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

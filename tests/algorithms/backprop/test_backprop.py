@@ -12,6 +12,8 @@ from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.analysis.plans import backprop as bplan
 from tests.conftest import LEGACY_PROFILES
 
+from tests.reference import assert_close
+
 ROOT = Path(__file__).resolve().parents[3]
 XOR_X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.float64)
 XOR_Y = np.array([0, 1, 1, 0], dtype=np.float64)
@@ -52,8 +54,7 @@ def test_two_steps_match_float64_numpy(dev, sizes, n, schedule, packed):
         assert net.loss() == pytest.approx(loss0, rel=1e-5)
         net.step()                       # second step: the ping-pong weight buffers
         got2 = net.weights()
-        np.testing.assert_allclose(net.outputs(), bp.numpy_forward(ref1, X)[-1],
-                                   rtol=0, atol=1e-5)
+        assert_close(net.outputs(), bp.numpy_forward(ref1, X)[-1], rtol=0, atol=1e-5)
     for m in range(len(W0)):
         assert got1[m].shape == W0[m].shape
         assert _rel(got1[m], ref1[m]) <= W_RTOL
@@ -212,8 +213,8 @@ def test_device_forward_matches_numpy_and_validates(dev):
     W = bp.init_weights([3, 5, 2], 1)
     X = rng.uniform(-1, 1, (6, 3))
     for packed in (True, False):
-        np.testing.assert_allclose(bp.device_forward(dev, W, X, packed=packed),
-                                   bp.numpy_forward(W, X)[-1], atol=1e-6)
+        assert_close(bp.device_forward(dev, W, X, packed=packed), bp.numpy_forward(W, X)[-1],
+                     rtol=1e-7, atol=1e-6)
     with pytest.raises(ValueError, match="X has 4 features but weights\\[0\\] expects 3"):
         bp.device_forward(dev, W, rng.uniform(size=(6, 4)))
     with pytest.raises(ValueError, match="X must be 2-D"):
@@ -285,8 +286,8 @@ def test_fused_schedule_splits_loops_over_the_cap(capped, sizes, n, cap, packed)
     K = len(sizes) - 1
     assert sum(got.values()) > sum(normal.values())
     assert 4 * K - 3 <= sum(normal.values()) <= 6 * K - 2
-    np.testing.assert_allclose(bp.device_forward(d, ref1, X, packed=packed),
-                               bp.numpy_forward(ref1, X)[-1], atol=1e-5)
+    assert_close(bp.device_forward(d, ref1, X, packed=packed), bp.numpy_forward(ref1, X)[-1],
+                 rtol=1e-7, atol=1e-5)
 
 
 def test_split_plan_counts():

@@ -12,6 +12,8 @@ from shadergpgpu.algorithms import backprop as bp
 from shadergpgpu.analysis.plans import backprop as bplan
 from shadergpgpu.engine import blocks
 
+from tests.reference import assert_close
+
 W_RTOL = 1e-5        # weights after the steps, relative to the largest weight (the bound)
 DW_RTOL = 1e-4       # the step's change, relative to the largest change (float32 sums)
 
@@ -75,8 +77,7 @@ def _train(d, sizes, n, packed, steps=3, seed=None):
         for _ in range(steps - 1):
             net.step()
             got.append(net.weights())
-        np.testing.assert_allclose(net.outputs(), bp.numpy_forward(refs[-2], X)[-1],
-                                   rtol=0, atol=1e-5)
+        assert_close(net.outputs(), bp.numpy_forward(refs[-2], X)[-1], rtol=0, atol=1e-5)
         plan = bplan.passes_per_step(net)
     for g, r in zip(got, refs):
         for m in range(len(W0)):
@@ -255,7 +256,7 @@ def test_set_weights_and_probe_on_blocks(dev, ubo_on):
             assert _rel(g, r) <= W_RTOL
         Xp = np.random.default_rng(2).uniform(-1, 1, (17, 2))
         y = net.probe(Xp).run().get()[1:].T
-        np.testing.assert_allclose(y, bp.numpy_forward(net.weights(), Xp)[-1], atol=1e-5)
+        assert_close(y, bp.numpy_forward(net.weights(), Xp)[-1], rtol=1e-7, atol=1e-5)
 
 
 @pytest.mark.parametrize("chunk", [(4, 4), (16, 16), (128, 128)])

@@ -21,6 +21,8 @@ from shadergpgpu.algorithms.blur import (IDENTITY_SIGMA, MAX_RECURSIVE_SIGMA, ga
                                          gaussian_weights, recursive_coefficients,
                                          recursive_kernel)
 
+from tests.reference import assert_close
+
 METHODS = ("recursive", "exact")
 BOUND_R = {"recursive": 1.5e-3, "exact": 1e-5}
 BOUND_M = 2.5e-7
@@ -40,8 +42,9 @@ def check(dev, img, sigma, method, border="reflect", **kw):
     out = gaussian_blur(img, sigma, method=method, border=border, device=dev, **kw)
     assert out.shape == img.shape and out.dtype == img.dtype
     assert np.isfinite(out).all(), (sigma, method, border)
-    err = float(np.abs(out.astype(np.float64) - reference(img, sigma, border)).max())
-    assert err <= bound(img, method, border), (sigma, method, border, err)
+    ref = reference(img, sigma, border)
+    err = float(np.abs(out.astype(np.float64) - ref).max())
+    assert_close(out, ref, rtol=0, atol=bound(img, method, border), what=(sigma, method, border))
     rng = float(img.max()) - float(img.min())
     return err / rng if rng else err
 
@@ -62,7 +65,7 @@ def test_recursive_coefficients_have_gain_one_in_float32(sigma):
         assert f32(z.real) == z.real and f32(z.imag) == z.imag
     h0 = f32(c["h0"])
     gain = sum(2 * (a * 2 / (1 - p)).real for a, p in zip(c["alphas"], c["poles"])) - h0
-    assert abs(gain - 1) <= 6e-8
+    assert_close(gain, 1.0, rtol=0, atol=6e-8, what=f"DC gain, sigma {sigma}")
     half = gaussian_weights(sigma)
     n = len(half) + int(30 * sigma) + 50
     h = recursive_kernel(sigma, n)
@@ -143,9 +146,10 @@ def test_largest_recursive_sigma(dev):
         check(dev, img, MAX_RECURSIVE_SIGMA, "recursive", border)
     for border in ("reflect", "nearest"):
         out = gaussian_blur(const, MAX_RECURSIVE_SIGMA, border=border, device=dev)
-        assert np.abs(out / 0.37 - 1).max() <= 1e-6
+        assert_close(out, np.full(out.shape, 0.37), rtol=1e-6, atol=0, what=border)
     out = gaussian_blur(img, MAX_RECURSIVE_SIGMA, device=dev)
-    assert np.abs(out - img.mean()).max() <= 1e-3  # the reflected mean, nearly flat
+    # the reflected mean, nearly flat
+    assert_close(out, np.full(out.shape, img.mean()), rtol=0, atol=1e-3)
     with pytest.raises(ValueError, match="sigma"):
         gaussian_blur(img, MAX_RECURSIVE_SIGMA * 1.001, device=dev)
     with pytest.raises(ValueError, match="sigma"):
@@ -184,8 +188,8 @@ def test_constant_image_is_kept(dev, method):
             for sigma in sigmas:
                 for border in ("reflect", "nearest"):
                     out = gaussian_blur(img, sigma, method=method, border=border, device=dev)
-                    assert np.abs(out.astype(np.float64) / value - 1).max() <= 1e-6, \
-                        (value, shape, sigma, border)
+                    assert_close(out, np.full(shape, value), rtol=1e-6, atol=0,
+                                 what=(value, shape, sigma, border))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -211,8 +215,9 @@ def test_offset_device_array(dev):
         for method in METHODS:
             y = gaussian_blur(x, 4.0, method=method)
             try:
-                err = np.abs(y.get() - reference(img, 4.0, "reflect")).max()
-                assert err <= bound(img, method, "reflect") and err <= 2e-3 * np.ptp(img)
+                assert_close(y.get(), reference(img, 4.0, "reflect"), rtol=0,
+                             atol=min(bound(img, method, "reflect"), 2e-3 * np.ptp(img)),
+                             what=method)
             finally:
                 y.release()
     finally:

@@ -28,6 +28,8 @@ from shadergpgpu.algorithms.kmeans import reference as ref
 from shadergpgpu.analysis.plans import get_plan
 from shadergpgpu.ops.reduce import fanin_for, gamma, rounding_depth
 
+from tests.reference import assert_close
+
 U = 2.0 ** -24
 
 
@@ -80,12 +82,12 @@ def _check_against(km, sk, X, dev):
     r = np.sqrt(d * two[:, 1])
     slack = 2 * r * c_tol + (d + 3) * U * two[:, 1] + 4 * U * s * r
     assert (two[:, 1] - two[:, 0] > slack).all(), "a point is too close to a tie"
-    np.testing.assert_allclose(km.cluster_centers_, sk.cluster_centers_, rtol=0, atol=c_tol)
+    assert_close(km.cluster_centers_, sk.cluster_centers_, rtol=0, atol=c_tol)
     K = rounding_depth(texels=math.ceil(n / 4), fanin=fanin_for(dev))
     l1 = np.abs(X - sk.cluster_centers_[sk.labels_]).sum()
     i_tol = (gamma(d + 3 + K) * sk.inertia_ + 2.0 ** -21 * np.abs(X - X.mean(0)).max() * l1
              + n * d * c_tol ** 2)
-    assert abs(km.inertia_ - sk.inertia_) <= i_tol, (km.inertia_, sk.inertia_, i_tol)
+    assert_close(km.inertia_, sk.inertia_, rtol=0, atol=i_tol, what="inertia")
 
 
 @pytest.mark.parametrize("name", sorted(DATA))
@@ -270,9 +272,8 @@ def test_predict_transform_and_fit_predict(dev):
     np.testing.assert_array_equal(km.predict(X), km.labels_)
     far = new * 1e3                      # beyond the fit's range: the predict rescales
     np.testing.assert_array_equal(km.predict(far), ref.assign(far, km.cluster_centers_)[0])
-    np.testing.assert_allclose(km.transform(new),
-                               np.sqrt(ref.squared_distances(new, km.cluster_centers_)),
-                               rtol=1e-12)
+    assert_close(km.transform(new), np.sqrt(ref.squared_distances(new, km.cluster_centers_)),
+                 rtol=1e-12, atol=0)
     np.testing.assert_array_equal(KMeans(k, init=init, device=dev).fit_predict(X), km.labels_)
 
 

@@ -8,6 +8,8 @@ from shadergpgpu.algorithms import sammon as sm
 from shadergpgpu.analysis.plans import sammon as smplan
 from shadergpgpu.algorithms.sammon import Sammon, pca_init
 
+from tests.reference import assert_close
+
 
 # ---- an independent float64 reference of eq. 1, 3 and 4 -------------------------------------
 def _dn(X):
@@ -60,7 +62,7 @@ def test_fixed_step_matches_float64(dev, random500, layout, cache, split):
     assert s.embedding_.dtype == np.float32 and s.embedding_.shape == (500, 2)
     err = np.abs(s.embedding_ - Yr).max() / np.abs(Yr).max()
     assert err < 1e-4, err
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
     assert s.n_iter_ == 11
 
 
@@ -76,40 +78,41 @@ def test_stress_decreases(dev):
     h2 = np.array(s2.stress_history_)
     assert np.all(np.diff(h2) < 0)
     Dn = _dn(X)
-    assert abs(s2.stress_ - _stress_and_dir(Dn, s2.embedding_.astype(np.float64))[0]) \
-        < 1e-4 * s2.stress_
+    assert_close(s2.stress_, _stress_and_dir(Dn, s2.embedding_.astype(np.float64))[0], rtol=0,
+                 atol=1e-4 * s2.stress_)
 
 
-def test_duplicates_and_coincident_targets(dev):
+@pytest.mark.parametrize("step", ["source", "adaptive"])
+def test_duplicates_and_coincident_targets(dev, step):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(40, 5))
     X[10] = X[3]
     X[20] = X[3]              # three identical source points (dn = 0)
     Y0 = rng.normal(size=(40, 2))
     Y0[7] = Y0[8]             # coinciding targets with dn > 0 (dm = 0)
-    for step in ("source", "adaptive"):
-        s = Sammon(n_iter=20, step=step, learning_rate=5.0, init=Y0, device=dev).fit(X)
-        assert np.isfinite(s.embedding_).all()
-        assert np.isfinite(s.stress_history_).all()
-        Dn = _dn(X)
-        E0 = _stress_and_dir(Dn, Y0)[0]    # pairs with dn = 0 skipped
-        assert abs(s.stress_history_[0] - E0) < 1e-5 * E0
+    s = Sammon(n_iter=20, step=step, learning_rate=5.0, init=Y0, device=dev).fit(X)
+    assert np.isfinite(s.embedding_).all()
+    assert np.isfinite(s.stress_history_).all()
+    Dn = _dn(X)
+    E0 = _stress_and_dir(Dn, Y0)[0]    # pairs with dn = 0 skipped
+    assert_close(s.stress_history_[0], E0, rtol=1e-5, atol=0)
 
 
+@pytest.mark.parametrize("cap,cache", [(64, False), (256, True)])
 @pytest.mark.parametrize("layout", ["rows", "columns"])
-def test_wrapped_textures(layout, random500):
+def test_wrapped_textures(layout, cap, cache, random500):
     """Textures wrap past a small MAX_TEXTURE_SIZE; results are unchanged."""
     X, Y0 = random500
     X, Y0 = X[:300, :24], Y0[:300]
     Yr, _ = _fixed_steps(X, Y0, 100.0, 3)
-    for cap, cache in ((64, False), (256, True)):
-        d = sg.Device(limits=sg.Limits(max_texture_size=cap))
-        try:
-            s = Sammon(n_iter=3, step="source", learning_rate=100.0, init=Y0, layout=layout,
-                       cache=cache, tol=None, device=d).fit(X)
-        finally:
-            d.release()
-        assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    d = sg.Device(limits=sg.Limits(max_texture_size=cap))
+    try:
+        s = Sammon(n_iter=3, step="source", learning_rate=100.0, init=Y0, layout=layout,
+                   cache=cache, tol=None, device=d).fit(X)
+    finally:
+        d.release()
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max(),
+                 what=f"{layout}, texture cap {cap}")
 
 
 def test_digits_default_within_5pct_of_converged_reference(dev):
@@ -136,7 +139,7 @@ def test_digits_default_within_5pct_of_converged_reference(dev):
     assert s.stress_ <= 1.05 * ref, (s.stress_, ref)
     assert s.stress_ < 0.7 * s.stress_history_[0]
     E = _stress_and_dir(Dn, s.embedding_.astype(np.float64))[0]
-    assert abs(E - s.stress_) < 1e-4 * E
+    assert_close(s.stress_, E, rtol=1e-4, atol=0)
 
 
 def _plan_rows(dev, s, n, n_features, **kw):
@@ -229,9 +232,9 @@ def test_forced_loop_cap_gives_the_uncapped_fit(dev, random500):
             assert b.split_ > a.split_   # really cut: rows 3 x 120 points, columns 25 x 30 blocks,
             #                             cached 5 x 30 blocks > 100
             assert b.cached_ is cache
-            np.testing.assert_allclose(b.embedding_, a.embedding_, rtol=0, atol=1e-5 *
-                                       np.abs(a.embedding_).max())
-            np.testing.assert_allclose(b.stress_history_, a.stress_history_, rtol=1e-5)
+            assert_close(b.embedding_, a.embedding_, rtol=0,
+                         atol=1e-5 * np.abs(a.embedding_).max())
+            assert_close(b.stress_history_, a.stress_history_, rtol=1e-5, atol=0)
             assert all(r["match"] for r in _plan_rows(small, b, 120, 20))
     finally:
         small.release()
@@ -256,7 +259,7 @@ def test_loop_cap_too_small_is_refused_by_argument():
             assert s.split_ == 3
         r = Sammon(n_iter=3, layout="rows", step="source", learning_rate=20.0, tol=None,
                    cache=False).fit(X)
-        np.testing.assert_allclose(s.stress_history_, r.stress_history_, rtol=1e-5)
+        assert_close(s.stress_history_, r.stress_history_, rtol=1e-5, atol=0)
     finally:
         tiny.release()
 
@@ -294,7 +297,8 @@ def test_pipeline_and_clone(dev):
     s = pipe[-1]
     assert s.n_features_in_ == 5
     Dn = _dn(StandardScaler().fit_transform(X))
-    assert abs(_stress_and_dir(Dn, Y.astype(np.float64))[0] - s.stress_) < 1e-4 * s.stress_
+    assert_close(s.stress_, _stress_and_dir(Dn, Y.astype(np.float64))[0], rtol=0,
+                 atol=1e-4 * s.stress_)
     c = clone(s)
     assert c.device is dev and not hasattr(c, "embedding_")
 
@@ -358,7 +362,8 @@ def test_report_quick(tmp_path):
     # the fixed-step runs follow the float64 rule to float32 accuracy
     for r in rows:
         if r["config"].endswith("/source"):
-            assert abs(r["stress end"] - r["numpy float64 end"]) < 1e-4 * r["numpy float64 end"]
+            assert_close(r["stress end"], r["numpy float64 end"], rtol=1e-4, atol=0,
+                         what=r["config"])
 
 
 def test_report_plan_mismatch_is_loud(tmp_path, monkeypatch, capsys):
@@ -402,9 +407,8 @@ def test_builtin_profiles_give_the_native_fit(profile, native_fits):
             d.counter.reset()
             b = Sammon(device=d, **kw).fit(X)
             assert b.cached_ is cache and b.tiled_ is a.tiled_
-            np.testing.assert_allclose(b.embedding_, a.embedding_, rtol=0,
-                                       atol=1e-5 * np.abs(a.embedding_).max())
-            np.testing.assert_allclose(b.stress_history_, a.stress_history_, rtol=1e-5)
+            assert_close(b.embedding_, a.embedding_, rtol=0, atol=1e-5 * np.abs(a.embedding_).max())
+            assert_close(b.stress_history_, a.stress_history_, rtol=1e-5, atol=0)
             assert b.n_iter_ == a.n_iter_ and b.n_rejected_ == a.n_rejected_
             rows = _plan_rows(d, b, 150, 20)
             assert all(r["match"] for r in rows), (profile, layout, cache, rows)
@@ -448,8 +452,8 @@ def test_tile_variants_match_float64(dev, random500, jb, tiled):
         s = Sammon(n_iter=4, step="source", learning_rate=100.0, init=Y0, cache=False,
                    split=2, tol=None, device=dev).fit(X)
     assert s.tiled_ is tiled and s.tile_jb_ == jb
-    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
     assert all(r["match"] for r in _plan_rows(dev, s, 203, 20))
 
 
@@ -467,8 +471,8 @@ def test_tiled_exact_fallback_near_points(dev):
     s = Sammon(n_iter=3, step="source", learning_rate=20.0, init=Y0, cache=False, tol=None,
                device=dev).fit(X)
     assert s.tiled_
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
-    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
 
 
 def test_blocked_source_and_parts():

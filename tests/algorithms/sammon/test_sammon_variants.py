@@ -12,6 +12,8 @@ from shadergpgpu.engine import export
 
 from tests.algorithms.sammon.test_sammon import _fixed_steps, _plan_rows
 
+from tests.reference import assert_close
+
 
 @pytest.fixture
 def variant(dev):
@@ -52,8 +54,8 @@ def test_variant_matches_float64_and_its_plan(dev, data, variant, name):
     assert s.tiled_ and s.tile_jb_ == v["jb"] and s.tile_unroll_ == v["unroll"]
     assert s.tile_points_ == v["k"] and s.tile_s_lane_ is v["s_lane"]
     assert s.tile_interleaved_ is v["il"]
-    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
     assert all(r["match"] for r in _plan_rows(dev, s, 203, 18))
 
 
@@ -67,8 +69,8 @@ def test_w_lane_needs_at_most_three_coordinates(dev, data, variant):
     s = Sammon(n_components=4, n_iter=2, step="source", learning_rate=100.0, init=Y0,
                cache=False, tol=None, device=dev).fit(X)
     assert s.tile_points_ == 4 and s.tile_s_lane_ is False and s.tile_interleaved_
-    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
 
 
 def test_points_per_fragment_follow_the_render_targets():
@@ -100,8 +102,8 @@ def test_variant_under_a_loop_cap_and_near_points(dev, variant, name):
             d.counter.reset()
             s = Sammon(n_components=3, n_iter=3, step="source", learning_rate=20.0, init=Y0,
                        cache=False, tol=None, device=d).fit(X)
-            np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
-            assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
+            assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
+            assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
             assert all(r["match"] for r in _plan_rows(d, s, 120, 12))
         assert s.split_ > 1
     finally:
@@ -162,7 +164,7 @@ def test_interleave_needs_k_to_divide_jb(data):
         s = Sammon(n_components=3, n_iter=2, step="source", learning_rate=100.0,
                    init=Y0[:90], cache=False, tol=None, device=four).fit(X[:90])
         assert s.tile_points_ == 3 and not s.tile_interleaved_
-        np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+        assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
     finally:
         four.release()
 
@@ -179,8 +181,8 @@ def test_small_tiles(dev, data, variant, k, s_lane, il):
                cache=False, tol=None, device=dev).fit(X[:90])
     assert s.tile_points_ == (2 if s_lane and k == 3 else k) and s.tile_s_lane_ is s_lane
     assert s.tile_interleaved_ is (il and 8 % s.tile_points_ == 0)
-    assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-    np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+    assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+    assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
 
 
 @pytest.mark.parametrize("layout,cache,split", [("rows", True, 2), ("columns", False, 2),
@@ -217,13 +219,13 @@ def test_cpu_fetch_variants_match_float64(dev, data, monkeypatch, layout, cache,
                                    for df in upd)
                 if cache and layout == "rows":
                     assert [df["SHARED"] for n, df in seen if n == "sammon/dist"] == [int(v)]
-                assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-                np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+                assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+                assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
                 assert all(r["match"] for r in _plan_rows(d, s, 203, 18))
                 fits.append(s)
             assert fits[1].split_ == fits[0].split_ and (d is dev or fits[0].split_ > split)
-            np.testing.assert_allclose(fits[1].embedding_, fits[0].embedding_, rtol=0,
-                                       atol=1e-6 * np.abs(Yr).max())
+            assert_close(fits[1].embedding_, fits[0].embedding_,
+                         rtol=0, atol=1e-6 * np.abs(Yr).max())
             monkeypatch.undo()
     finally:
         small.release()
@@ -248,8 +250,8 @@ def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, layout, c
                        layout=layout, cache=cache, split=2, tol=None, device=dev).fit(X)
         assert s.tuning_.stress_on_host is host
         assert s.cached_ is cache
-        assert np.abs(s.embedding_ - Yr).max() < 1e-4 * np.abs(Yr).max()
-        np.testing.assert_allclose(s.stress_history_, hist, rtol=1e-4)
+        assert_close(s.embedding_, Yr, rtol=0, atol=1e-4 * np.abs(Yr).max())
+        assert_close(s.stress_history_, hist, rtol=1e-4, atol=0)
         assert all(r["match"] for r in _plan_rows(dev, s, 203, 18))
         snap = dev.counter.snapshot(host=True)
         stress = snap.get("sammon/stress", {})
@@ -261,11 +263,10 @@ def test_stress_summed_on_host_matches_float64_and_its_plan(dev, data, layout, c
         fits[host] = (s, a)
     (s0, a0), (s1, a1) = fits[False], fits[True]
     np.testing.assert_array_equal(s1.embedding_, s0.embedding_)   # the same update passes
-    np.testing.assert_allclose(s1.stress_history_, s0.stress_history_, rtol=1e-5)
+    assert_close(s1.stress_history_, s0.stress_history_, rtol=1e-5, atol=0)
     assert (a1.n_iter_, a1.n_rejected_) == (a0.n_iter_, a0.n_rejected_)
-    np.testing.assert_allclose(a1.stress_history_, a0.stress_history_, rtol=1e-5)
-    np.testing.assert_allclose(a1.embedding_, a0.embedding_, rtol=0,
-                               atol=1e-4 * np.abs(a0.embedding_).max())
+    assert_close(a1.stress_history_, a0.stress_history_, rtol=1e-5, atol=0)
+    assert_close(a1.embedding_, a0.embedding_, rtol=0, atol=1e-4 * np.abs(a0.embedding_).max())
 
 
 def test_stress_sum_default_follows_the_device_kind(dev):

@@ -17,6 +17,8 @@ from shadergpgpu.ops.rbf import RBFData, rbf_matrix_host, rbf_pair
 from shadergpgpu.algorithms.svm import SVC
 from shadergpgpu.ops import reduce as R
 
+from tests.reference import assert_close
+
 
 @pytest.fixture(scope="module")
 def wrap_dev():
@@ -38,25 +40,27 @@ def iou(a, b):
 def assert_agrees(ours, ref, X_test, X_train, binary=True):
     assert np.mean(ours.predict(X_test) == ref.predict(X_test)) >= 0.995
     assert iou(ours.support_, ref.support_) >= 0.98
-    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-2)
+    assert_close(ours.intercept_, ref.intercept_, rtol=1e-7, atol=1e-2)
     if binary:
         g = ref._gamma
         o1 = dual_objective(X_train, ours.support_, ours.dual_coef_[0], g)
         o2 = dual_objective(X_train, ref.support_, ref.dual_coef_[0], g)
-        assert abs(o1 - o2) <= 1e-3 * abs(o2)
+        assert_close(o1, o2, rtol=1e-3, atol=0, what="dual objective")
         # the solver's own objective (from its float32 gradient) agrees too
-        assert abs(ours.dual_objective_[0] - o2) <= 1e-3 * abs(o2)
+        assert_close(ours.dual_objective_[0], o2, rtol=1e-3, atol=0,
+                     what="the solver's dual objective")
 
 
+# wrap_dev (128 texels): 600 x 70 wraps both layouts
+@pytest.mark.parametrize("device", ["dev", "wrap_dev"])
 @pytest.mark.parametrize("n,d", [(37, 1), (100, 13), (600, 70)])
-def test_rbf_pair_matches_float64(dev, wrap_dev, rng, n, d):
+def test_rbf_pair_matches_float64(request, rng, n, d, device):
     X = rng.standard_normal((n, d))
     gamma = 1.0 / d
-    for device in (dev, wrap_dev):   # wrap_dev (128 texels): 600 x 70 wraps both layouts
-        kh, kl = rbf_pair(device, X, n - 1, n // 2, gamma)
-        ref = rbf_matrix_host(X, X[[n - 1, n // 2]], gamma)
-        np.testing.assert_allclose(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
-        np.testing.assert_allclose(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
+    kh, kl = rbf_pair(request.getfixturevalue(device), X, n - 1, n // 2, gamma)
+    ref = rbf_matrix_host(X, X[[n - 1, n // 2]], gamma)
+    assert_close(kh, ref[:, 0], rtol=2e-5, atol=1e-7, what=f"row {n - 1} of {n} x {d}, {device}")
+    assert_close(kl, ref[:, 1], rtol=2e-5, atol=1e-7, what=f"row {n // 2} of {n} x {d}, {device}")
 
 
 def test_rbf_pass_count_and_errors(dev, rng):
@@ -82,8 +86,7 @@ def test_breast_cancer_matches_sklearn(dev, working_set):
     ref = SkSVC(C=1.0, gamma="scale", tol=1e-3).fit(Xtr, ytr)
     assert ours._gamma == pytest.approx(ref._gamma)
     assert_agrees(ours, ref, Xte, Xtr)
-    np.testing.assert_allclose(ours.decision_function(Xte), ref.decision_function(Xte),
-                               atol=1e-2)
+    assert_close(ours.decision_function(Xte), ref.decision_function(Xte), rtol=1e-7, atol=1e-2)
     assert ours.score(Xte, yte) == pytest.approx(ref.score(Xte, yte), abs=0.006)
     assert ours.n_iter_[0] > 0 and ours.classes_.tolist() == [0, 1]
 
@@ -98,8 +101,7 @@ def test_digits_multiclass_one_vs_one(dev):
     assert_agrees(ours, ref, Xte, Xtr, binary=False)
     np.testing.assert_array_equal(ours.n_support_, ref.n_support_)
     assert ours.dual_coef_.shape == ref.dual_coef_.shape == (3, len(ref.support_))
-    np.testing.assert_allclose(ours.decision_function(Xte), ref.decision_function(Xte),
-                               atol=2e-2)
+    assert_close(ours.decision_function(Xte), ref.decision_function(Xte), rtol=1e-7, atol=2e-2)
     assert len(ours.n_iter_) == 6
 
 
@@ -161,8 +163,8 @@ def test_device_step_equals_host_step(dev, ws):
     for m in fits:
         assert m.n_iter_[0] == host.n_iter_[0]
         np.testing.assert_array_equal(m.support_, host.support_)
-        np.testing.assert_allclose(m.dual_coef_, host.dual_coef_, atol=1e-5)
-        np.testing.assert_allclose(m.intercept_, host.intercept_, atol=1e-5)
+        assert_close(m.dual_coef_, host.dual_coef_, rtol=1e-7, atol=1e-5)
+        assert_close(m.intercept_, host.intercept_, rtol=1e-7, atol=1e-5)
     for m in fits[1:]:
         np.testing.assert_array_equal(m.dual_coef_, fits[0].dual_coef_)
         assert m.intercept_ == fits[0].intercept_
@@ -197,8 +199,8 @@ def test_direct_indexing_gives_the_accessor_fit(dev, ws, rb, cap):
     a, b = fits
     assert a.n_iter_[0] == b.n_iter_[0]
     np.testing.assert_array_equal(a.support_, b.support_)
-    np.testing.assert_allclose(b.dual_coef_, a.dual_coef_, rtol=0, atol=1e-6)
-    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=0, atol=1e-6)
+    assert_close(b.dual_coef_, a.dual_coef_, rtol=0, atol=1e-6)
+    assert_close(b.intercept_, a.intercept_, rtol=0, atol=1e-6)
     b = smo.BinarySMO(dev, X[:20], np.where(y[:20] > 0, 1.0, -1.0), 1.0, 0.1, 1e-3, 100)
     b.release()
     assert b.direct == int(dev.is_software)
@@ -243,8 +245,8 @@ def test_gain_in_argmin_level_equals_objective_pass(dev, rb):
     for fuse, passes in ((True, fused_passes), (False, plain_passes)):
         assert smo_phases(**kw, fuse_gain=fuse)["svm/select"] == passes
     np.testing.assert_array_equal(fused.support_, plain.support_)
-    np.testing.assert_allclose(fused.dual_coef_, plain.dual_coef_, atol=1e-5)
-    np.testing.assert_allclose(fused.intercept_, plain.intercept_, atol=1e-5)
+    assert_close(fused.dual_coef_, plain.dual_coef_, rtol=1e-7, atol=1e-5)
+    assert_close(fused.intercept_, plain.intercept_, rtol=1e-7, atol=1e-5)
     # one selection pass less per iteration (the objective pass)
     runs = fused.n_iter_[0] + 1 if rb == 1 else -(-(fused.n_iter_[0] + 1) // rb) * rb
     assert plain_passes - fused_passes == runs
@@ -327,8 +329,8 @@ def test_rbf_pair_split_past_loop_cap(capped_dev, rng):
     capped_dev.counter.reset()
     kh, kl = rbf_pair(capped_dev, X, 7, 80, gamma)
     ref = rbf_matrix_host(X, X[[7, 80]], gamma)
-    np.testing.assert_allclose(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
-    np.testing.assert_allclose(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
+    assert_close(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
+    assert_close(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
     # ceil(75 / 16) = 5 distance passes + 1 exponential
     # (the 4 later distance passes accumulate: ping-pong passes without float blending)
     assert capped_dev.counter.snapshot()["rbf"]["passes"] == plans.get_plan("rbf/pair").total(
@@ -348,8 +350,8 @@ def test_svc_split_past_loop_cap_matches_sklearn(capped_dev, dev, ws, rb):
     ours = SVC(C=1.0, gamma="scale", device=capped_dev, working_set=ws,
                readback_every=rb).fit(X, y)
     assert sorted(ours.support_) == sorted(ref.support_)
-    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-2)
-    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-2)
+    assert_close(ours.intercept_, ref.intercept_, rtol=1e-7, atol=1e-2)
+    assert_close(ours.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-2)
     snap = {k: v["passes"] for k, v in capped_dev.counter.snapshot().items()}
     assert snap == plans.get_plan("svm/smo").expected(
         n=160, n_iter=int(ours.n_iter_[0]), n_features=300, loop_cap=16,
@@ -377,7 +379,7 @@ def test_pipeline_grid_search_cross_val(dev):
     ref = make_pipeline(StandardScaler(), SkSVC())
     s_ours = cross_val_score(pipe, X, y, cv=3)
     s_ref = cross_val_score(ref, X, y, cv=3)
-    np.testing.assert_allclose(s_ours, s_ref, atol=0.02)
+    assert_close(s_ours, s_ref, rtol=1e-7, atol=0.02)
     gs = GridSearchCV(pipe, {"svc__C": [0.5, 5.0]}, cv=2).fit(X, y)
     gr = GridSearchCV(ref, {"svc__C": [0.5, 5.0]}, cv=2).fit(X, y)
     assert gs.best_params_ == gr.best_params_
@@ -428,8 +430,8 @@ def test_split_rbf_and_svc_without_float_blending(rng):
         d.counter.reset()
         kh, kl = rbf_pair(d, X, 3, 69, gamma)
         ref = rbf_matrix_host(X, X[[3, 69]], gamma)
-        np.testing.assert_allclose(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
-        np.testing.assert_allclose(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
+        assert_close(kh, ref[:, 0], rtol=2e-5, atol=1e-7)
+        assert_close(kl, ref[:, 1], rtol=2e-5, atol=1e-7)
         # 2 cuts + 4 ping-pong passes (the second cut's two outputs) + 1 exponential
         assert d.counter.snapshot()["rbf"]["passes"] == 7 == plans.get_plan("rbf/pair").total(
             n_features=1100, loop_cap=255, float_blend=False)
@@ -441,8 +443,7 @@ def test_split_rbf_and_svc_without_float_blending(rng):
             d.counter.reset()
             ours = SVC(C=1.0, device=d, working_set=ws).fit(X, y)
             assert sorted(ours.support_) == sorted(ref.support_)
-            np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X),
-                                       atol=1e-2)
+            assert_close(ours.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-2)
             snap = {k: v["passes"] for k, v in d.counter.snapshot().items()}
             assert snap == plans.get_plan("svm/smo").expected(
                 n=90, n_iter=int(ours.n_iter_[0]), n_features=1100, loop_cap=255,
@@ -461,7 +462,7 @@ def test_first_order_device_step_kij_from_distances(capped_dev):
     capped_dev.counter.reset()
     ours = SVC(C=1.0, device=capped_dev, working_set="first-order", readback_every=8).fit(X, y)
     assert sorted(ours.support_) == sorted(ref.support_)
-    np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-2)
+    assert_close(ours.decision_function(X), ref.decision_function(X), rtol=1e-7, atol=1e-2)
     snap = {k: v["passes"] for k, v in capped_dev.counter.snapshot().items()}
     assert snap == plans.get_plan("svm/smo").expected(
         n=150, n_iter=int(ours.n_iter_[0]), n_features=40, loop_cap=16,
