@@ -13,6 +13,8 @@ from shadergpgpu.analysis.work_recorder import recording
 from shadergpgpu.engine import kernels
 from shadergpgpu.engine.builtin import SAXPY
 
+from tests.reference import assert_close
+
 
 @pytest.fixture
 def rec(dev):
@@ -66,7 +68,7 @@ def test_sgemm_tile8x4_work_hand_count(rec, dev, rng):
     assert s["buffer_fetches"] == 0                   # A bound as a 2-D texture here
     P = A.astype(np.float64) @ B
     got = np.stack([o.get() for o in outs], axis=1).reshape(16, 16)
-    np.testing.assert_allclose(got, P, rtol=1e-4, atol=1e-4)
+    assert_close(got, P, rtol=1e-4, atol=1e-4)
     for x in outs + [a, b]:
         x.release()
 
@@ -79,7 +81,7 @@ def test_sgemm_buffer_fetches_are_counted_apart(rec, dev, rng):
     B = rng.standard_normal((32, 16)).astype(np.float32)
     dev.counter.reset()
     got = S.sgemm(A, B, variant="tile8x4", device=dev)
-    np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+    assert_close(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
     snap = rec.snapshot()
     s = {k: sum(v[k] for v in snap.values()) for k in ("fetches", "buffer_fetches")}
     assert 0 < s["buffer_fetches"] < s["fetches"]

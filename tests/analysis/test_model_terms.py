@@ -13,6 +13,8 @@ from shadergpgpu.analysis.work_recorder import recording
 from shadergpgpu.engine import context
 from shadergpgpu.engine.builtin import COPY, SAXPY
 
+from tests.reference import assert_close
+
 
 @pytest.fixture
 def rec(dev):
@@ -231,7 +233,7 @@ def test_a_measured_gpu_profile_plans_gpu_kernels_here(tmp_path, rng):
         A = rng.standard_normal((40, 24)).astype(np.float32)
         B = rng.standard_normal((24, 36)).astype(np.float32)
         got = S.sgemm(A, B, device=d)
-        np.testing.assert_allclose(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
+        assert_close(got, A.astype(np.float64) @ B, rtol=1e-4, atol=1e-4)
     finally:
         d.release()
     with pytest.raises(ValueError, match="kind"):
