@@ -12,6 +12,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.reference import assert_close
+
 dd = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 import cloudpickle  # noqa: E402 - a dependency of distributed
@@ -187,7 +189,7 @@ def test_shards_power_iteration_matches_numpy(client):
         ref = A @ ref
         ref /= np.linalg.norm(ref)
     assert rec == 0
-    np.testing.assert_allclose(x, ref, atol=2e-5)
+    assert_close(x, ref, rtol=1e-7, atol=2e-5)
 
 
 def test_killed_worker_recovers_same_answer(client, tmp_path):
@@ -199,7 +201,7 @@ def test_killed_worker_recovers_same_answer(client, tmp_path):
     x1, rec1 = _power_iteration(client, A, 12, kill_at=4, mark=mark)
     assert os.path.exists(mark)                  # a worker process did die mid-step
     assert rec0 == 0 and rec1 >= 1
-    np.testing.assert_allclose(x1, x0, rtol=0, atol=1e-6)
+    assert_close(x1, x0, rtol=0, atol=1e-6)
     client.wait_for_workers(2, timeout=60)       # the nanny restarts it for the next tests
 
 
@@ -232,8 +234,7 @@ def test_one_worker_then_none_left():
         _close(sgd.matmul(a, b, client=c), a.astype(np.float32), b.astype(np.float32))
         sh = sgd.Shards(c, a, _setup_rows, wait_workers=0.5)
         x = np.ones(50, np.float32)
-        np.testing.assert_allclose(np.concatenate(sh.map(_matvec, x)), a @ x, rtol=1e-5,
-                                   atol=1e-5)
+        assert_close(np.concatenate(sh.map(_matvec, x)), a @ x, rtol=1e-5, atol=1e-5)
         # every worker gone (its nanny closed, so nothing restarts it): a clear error
         c.cluster.scale(0)
         c.sync(c.cluster._correct_state)
@@ -278,7 +279,7 @@ def test_mlp_classifier_data_parallel_equals_single_device(client, ref_dev):
     est = MLPClassifier(**kw).fit(X, y, client=client)
     assert est.n_shards_ == 2
     assert _rel(_layers(est), _layers(ref)) <= 1e-5       # full batch: the same weights
-    np.testing.assert_allclose(est.loss_curve_, ref.loss_curve_, rtol=1e-5)
+    assert_close(est.loss_curve_, ref.loss_curve_, rtol=1e-5, atol=0)
     assert est.n_iter_ == ref.n_iter_ == 25
     assert list(est.classes_) == ["a", "b"]
     np.testing.assert_array_equal(est.predict(X[:20]), ref.predict(X[:20]))
@@ -315,8 +316,8 @@ def test_sammon_split_rows_equals_single_device(client, ref_dev, step, layout):
     # of the workers' float32 sums), the client's host step (float32 saxpy) and stress sums
     # (float64) may differ in the last bits
     scale = np.abs(ref.embedding_).max()
-    np.testing.assert_allclose(est.embedding_, ref.embedding_, rtol=0, atol=1e-5 * scale)
-    np.testing.assert_allclose(est.stress_history_, ref.stress_history_, rtol=1e-5)
+    assert_close(est.embedding_, ref.embedding_, rtol=0, atol=1e-5 * scale)
+    assert_close(est.stress_history_, ref.stress_history_, rtol=1e-5, atol=0)
     assert est.split_ == ref.split_ and est.tiled_ == ref.tiled_
 
 
@@ -376,9 +377,8 @@ def test_sammon_survives_a_killed_worker(client, ref_dev, kill_nth):
     mark = kill_nth(4)                       # the 4th step task on a worker: mid-fit
     est = Sammon(**kw).fit(X, client=client)
     assert os.path.exists(mark)
-    np.testing.assert_allclose(est.embedding_, ref.embedding_, rtol=0,
-                               atol=1e-5 * np.abs(ref.embedding_).max())
-    np.testing.assert_allclose(est.stress_history_, ref.stress_history_, rtol=1e-5)
+    assert_close(est.embedding_, ref.embedding_, rtol=0, atol=1e-5 * np.abs(ref.embedding_).max())
+    assert_close(est.stress_history_, ref.stress_history_, rtol=1e-5, atol=0)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
