@@ -19,6 +19,8 @@ from scipy.ndimage import gaussian_filter1d
 import shadergpgpu as sg
 from shadergpgpu.frontends import browser
 
+from tests.reference import assert_close
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -45,7 +47,7 @@ def test_blur_taps_are_scipys_kernel():
     impulse = np.zeros(101)
     impulse[50] = 1.0
     want = gaussian_filter1d(impulse, 4.0, mode="constant", truncate=4.0)[50 - 16:50 + 17]
-    np.testing.assert_allclose(taps, want, rtol=0, atol=1e-15)
+    assert_close(taps, want, rtol=0, atol=1e-15)
 
 
 def test_mlp_check_refuses_a_step_without_its_update():

@@ -37,6 +37,8 @@ import shadergpgpu as sg
 from shadergpgpu.engine import trace as T
 from shadergpgpu.frontends import browser
 
+from tests.reference import assert_close
+
 SEED = 20_391
 PRE = T.PREAMBLE
 
@@ -476,4 +478,4 @@ def test_player_js_refuses_every_damaged_bundle_before_drawing(all_cases, record
     got = T.unpack_reads(meta, outs)
     assert len(got) == len(recorded["readbacks"]) == 2
     for g, want in zip(got, recorded["readbacks"]):
-        np.testing.assert_allclose(g, want, rtol=0, atol=1e-6 * float(np.max(np.abs(want))))
+        assert_close(g, want, rtol=0, atol=1e-6 * float(np.max(np.abs(want))))

@@ -17,6 +17,8 @@ from shadergpgpu.engine import trace as T
 from shadergpgpu.engine.profiles import load as load_profile
 from shadergpgpu.frontends import browser
 
+from tests.reference import assert_close
+
 needs_browser = pytest.mark.skipif(
     browser.find_chromium() is None,
     reason="no Chromium to replay in (apt-get install chromium, or set SHADERGPGPU_CHROMIUM)")
@@ -36,8 +38,7 @@ def _close(got, want, what=""):
     got = np.asarray(got)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     scale = float(np.max(np.abs(want))) if want.size else 0.0
-    np.testing.assert_allclose(got, want, rtol=0, atol=RTOL * max(scale, np.finfo(np.float32).tiny),
-                               err_msg=what)
+    assert_close(got, want, rtol=0, atol=RTOL * max(scale, np.finfo(np.float32).tiny), what=what)
 
 
 def _replay(t, tmp_path, name="run"):
@@ -147,7 +148,7 @@ def test_sgemm_with_alpha_beta(dev, tmp_path):
     with sg.trace(dev) as t:
         got = sg.sgemm(A, B, C, alpha=0.5, beta=-2.0, device=dev)
     ref = 0.5 * A.astype(np.float64) @ B - 2.0 * C
-    assert np.max(np.abs(got - ref)) < 1e-4 * np.max(np.abs(ref))
+    assert_close(got, ref, rtol=0, atol=1e-4 * np.max(np.abs(ref)), what="sgemm alpha, beta")
     _replay(t, tmp_path, "sgemm")
 
 
@@ -186,8 +187,8 @@ def test_backprop_200_steps_on_xor(dev, tmp_path, schedule):
         weights = net.weights()
     ref = NumpyMLP([2, 4, 1], X, Y, 2.0, seed=0)
     ref.step(200)
-    for w, r in zip(weights, ref.weights):
-        assert np.max(np.abs(w - r)) < 1e-4
+    for k, (w, r) in enumerate(zip(weights, ref.weights)):
+        assert_close(w, r, rtol=0, atol=1e-4, what=f"{schedule}: weights[{k}]")
     meta, _ = T.load(t.save(tmp_path / "bp.sgtrace"))
     assert any(op["op"] == "repeat" and op["count"] >= 99 for op in meta["ops"]), \
         "the 200 recorded steps are stored once and repeated"

@@ -25,6 +25,8 @@ from shadergpgpu.engine.bundle import BundleError
 from shadergpgpu.frontends import browser, webexport
 from shadergpgpu.frontends.webmodels import estimator_program
 
+from tests.reference import assert_close
+
 needs_browser = pytest.mark.skipif(
     browser.find_chromium() is None,
     reason="no Chromium to run programs in (apt-get install chromium, or set "
@@ -136,7 +138,7 @@ def _own_program():
 
 def _close(got, want, scale, what):
     got = np.asarray(got, np.float64).reshape(np.shape(want))
-    np.testing.assert_allclose(got, want, rtol=0, atol=RTOL * max(scale, 1e-30), err_msg=what)
+    assert_close(got, want, rtol=0, atol=RTOL * max(scale, 1e-30), what=what)
 
 
 # ---- without a browser --------------------------------------------------------------------------

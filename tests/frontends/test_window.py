@@ -12,6 +12,8 @@ import pytest
 from shadergpgpu.engine.errors import CapabilityError
 from shadergpgpu.frontends.window import COLORMAP, COLORMAP_IMAGE, Viewer
 
+from tests.reference import assert_close
+
 SCRIPT = r"""
 import numpy as np, shadergpgpu as sg
 from shadergpgpu.frontends.window import Viewer
@@ -88,7 +90,7 @@ def test_gray_image_and_value_range(dev, view):
     a = dev.image(np.full((4, 4), 0.5, np.float32))
     view.show(a, vmin=0.0, vmax=2.0)            # 0.5 of 0..2 -> a quarter of full intensity
     s = view.read_screen().astype(int)
-    assert np.all(np.abs(s - 64) <= 1), s[0, 0]
+    assert_close(s, np.full(s.shape, 64), rtol=0, atol=1, what="a quarter of full intensity")
     a.release()
 
 
