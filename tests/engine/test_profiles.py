@@ -122,15 +122,15 @@ def test_builtin_profiles_load_with_sources():
             assert not missing, f"{name}: limits without a source: {missing}"
 
 
-def test_saxpy_under_every_builtin_profile():
+@pytest.mark.parametrize("name", profiles.names())
+def test_saxpy_under_every_builtin_profile(name):
     x = np.linspace(-2, 2, 37)
-    for name in profiles.names():
-        d = sg.Device(profile=name)
-        X = d.array(x)
-        Y = d.empty_like(X)
-        SAXPY(Y, X=X, Y=X, alpha=0.5)
-        assert_close(Y.get(), 1.5 * x, rtol=1e-6, atol=0)
-        d.release()
+    d = sg.Device(profile=name)
+    X = d.array(x)
+    Y = d.empty_like(X)
+    SAXPY(Y, X=X, Y=X, alpha=0.5)
+    assert_close(Y.get(), 1.5 * x, rtol=1e-6, atol=0, what=f"saxpy under {name}")
+    d.release()
 
 
 def test_repeat_with_emulated_accumulation_and_rects(toy, dev):
