@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+import contextlib
 import os
 import threading
 import time
@@ -722,16 +723,8 @@ class Device(Observable, Tunable):
         blended into the outputs in one pass each."""
         nb, ne = f"{split.name}_begin", f"{split.name}_end"
         if mode is None or mode == split.combine or len(cuts) == 1:
-            drawn = 0
-            for i, (lo, hi) in enumerate(cuts):
-                c.put(nb, lo)
-                c.put(ne, hi)
-                seen = self._fbo_epoch
-                drawn += self._issue(c, fbo, arrs, viewport,
-                                     mode if i == 0 else split.combine, frags, rebind)
-                if self._fbo_epoch != seen:  # an emulated accumulation's framebuffers may
-                    fbo = self._framebuffer(arrs)  # have pushed ours out of the cache
-            return drawn
+            with self._holding(c):
+                return self._slices(c, fbo, arrs, viewport, mode, frags, rebind, cuts, split)
         with self.scope() as s:
             temps = [s.alloc(a.layout, a.shape) for a in arrs]
             drawn = self._issue_slices(c, self._framebuffer(temps), temps, viewport, None,
@@ -739,6 +732,22 @@ class Device(Observable, Tunable):
             for a, t in zip(arrs, temps):
                 drawn += self.run(COPY, a, inputs={"X": t}, rect=viewport, accumulate=mode)
         rebind()
+        return drawn
+
+    def _slices(self, c: Compiled, fbo, arrs, viewport, mode, frags: int, rebind, cuts,
+                split) -> int:
+        """The slices of a split loop, the first drawn with ``mode``, the others combining by
+        the split's rule."""
+        nb, ne = f"{split.name}_begin", f"{split.name}_end"
+        drawn = 0
+        for i, (lo, hi) in enumerate(cuts):
+            c.put(nb, lo)
+            c.put(ne, hi)
+            seen = self._fbo_epoch
+            drawn += self._issue(c, fbo, arrs, viewport, mode if i == 0 else split.combine,
+                                 frags, rebind)
+            if self._fbo_epoch != seen:      # an emulated accumulation's framebuffers may
+                fbo = self._framebuffer(arrs)  # have pushed ours out of the cache
         return drawn
 
     def _issue(self, compiled: Compiled, fbo, arrs, viewport, blend, fragments: int,
@@ -751,7 +760,7 @@ class Device(Observable, Tunable):
             return 1
         mode = {"add": 0, "max": 1, "min": 2}[blend]
         rect = viewport
-        with self.scope() as s:
+        with self._holding(compiled), self.scope() as s:
             temps = [s.alloc(a.layout, a.shape) for a in arrs]
             self._draw(compiled, self._framebuffer(temps), viewport, None, fragments)
             for a, t in zip(arrs, temps):
@@ -877,6 +886,26 @@ class Device(Observable, Tunable):
 
     def _evict_compiled(self, _key, c: Compiled) -> None:
         self._epoch += 1
+        if c.busy:              # a draw in progress still uses it (a nested pass of its own
+            c.evicted = True    # compiled another program): released when that draw ends
+            return
+        self._release_compiled(c)
+
+    @contextlib.contextmanager
+    def _holding(self, c: Compiled):
+        """Keep ``c`` alive while a draw made of several passes uses it: an emulated
+        accumulation or a split loop runs other kernels between its draws, which may push
+        ``c`` out of a small program cache."""
+        c.busy += 1
+        try:
+            yield c
+        finally:
+            c.busy -= 1
+            if not c.busy and c.evicted:
+                c.evicted = False
+                self._release_compiled(c)
+
+    def _release_compiled(self, c: Compiled) -> None:
         c.release()
         self.shaders.forget(c.text)
         if self.sanitizer is not None:

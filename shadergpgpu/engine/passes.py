@@ -47,6 +47,8 @@ class Compiled:
         self.program = program = shared.program
         self.text = text
         self.alive = True
+        self.busy = 0                 # draws in progress with it (nested passes may evict it)
+        self.evicted = False          # left the cache while busy: released when the draw ends
         self.units = [(n, u) for u, n in enumerate(input_names)]
         self.output_names = tuple(kernel.outputs)
         self.vao = device.ctx.vertex_array(program, [])
@@ -453,21 +455,22 @@ class Pass:
         c = self.compiled
         outs, fbo, blend, binds = self._outs, self._fbo, self.blend, self._binds
         drawn = 0
-        for i, rect in enumerate(rects):
-            if each is not None:
-                each(i)
-            for use, unit in binds:
-                use(unit)
-            viewport, frags = dev._viewport(outs, rect)
-            if dev._observers:
-                self._report(None if viewport is None else viewport[2:], fragments=frags)
-            seen = dev._fbo_epoch
-            drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
-            if self._state.owner is not self:  # an emulated accumulation ran other kernels
-                self._restore()
-            if dev._fbo_epoch != seen:  # ... and its framebuffers may have pushed ours out
-                fbo = self._fbo = dev._framebuffer(outs)
-                self._fbo_epoch = dev._fbo_epoch
+        with dev._holding(c):                # other kernels between the draws may evict it
+            for i, rect in enumerate(rects):
+                if each is not None:
+                    each(i)
+                for use, unit in binds:
+                    use(unit)
+                viewport, frags = dev._viewport(outs, rect)
+                if dev._observers:
+                    self._report(None if viewport is None else viewport[2:], fragments=frags)
+                seen = dev._fbo_epoch
+                drawn += dev._issue(c, fbo, outs, viewport, blend, frags, self._rebind)
+                if self._state.owner is not self:  # an emulated accumulation ran other kernels
+                    self._restore()
+                if dev._fbo_epoch != seen:  # ... and its framebuffers may have pushed ours out
+                    fbo = self._fbo = dev._framebuffer(outs)
+                    self._fbo_epoch = dev._fbo_epoch
         return drawn
 
 
