@@ -203,6 +203,7 @@ def rbf_pair(dev, X, h: int, l: int, gamma: float) -> tuple[np.ndarray, np.ndarr
     >>> np.allclose(kh, rbf_matrix_host(X, X[[3]], 0.5)[:, 0], atol=1e-6)
     True
     """
+    dev.report("api:rbf")            # an entry point: its own host work, reported
     data = RBFData(dev, X)
     try:
         return data.pair(h, l, gamma)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .model_cases import (backprop_case, blur_case, elementwise_case, reduction_case,
                           sammon_case, sgemm_case, svm_case)
+from .model_random import kmeans_case, rbf_case, reduce_case, sgemm_mnk_case
 
 
 def calibration_cases(software: bool) -> list:
@@ -29,6 +30,11 @@ def calibration_cases(software: bool) -> list:
                 sammon_case(128, 8, 4), sammon_case(512, 8, 3),
                 elementwise_case(128), elementwise_case(512),
                 reduction_case(128), reduction_case(512),
+                reduce_case(128, 128, "argmax"), reduce_case(512, 512, "argmax"),
+                kmeans_case(256, 4, 4, 3), kmeans_case(2048, 8, 16, 3),
+                rbf_case(256, 4), rbf_case(4096, 32),
+                sgemm_mnk_case(96, 160, 128, "tile8x4-ubo"),
+                sgemm_mnk_case(256, 192, 320, "tile16x2-ubo"),
                 # calls whose draws cost next to nothing: each algorithm's host work per call
                 # and per pass is fitted apart from what the larger sizes' kernels cost
                 backprop_case((2, 8, 1), 64, "fused"), sgemm_case(16),
@@ -55,4 +61,9 @@ def calibration_cases(software: bool) -> list:
             # update's passes at n = 3,072 are long enough to time one by one
             sammon_case(1536, 16, 5), sammon_case(3072, 16, 4),
             elementwise_case(2048), elementwise_case(8192),
-            reduction_case(2048), reduction_case(8192)]
+            reduction_case(2048), reduction_case(8192),
+            reduce_case(2048, 2048, "argmax"), reduce_case(8192, 8192, "argmax"),
+            kmeans_case(4096, 8, 16, 4), kmeans_case(65536, 4, 8, 3),
+            rbf_case(4096, 16), rbf_case(65536, 32),
+            sgemm_mnk_case(1024, 1536, 2048, "tile8x4-ubo"),
+            sgemm_mnk_case(2048, 2048, 1024, "tile16x2-ubo")]

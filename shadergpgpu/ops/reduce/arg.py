@@ -247,6 +247,7 @@ def argmax_device(dev, arr, mask=None, fanin: int | None = None) -> DeviceArray:
 
 
 def _arg_host(dev, arr, mask, mode, fanin):
+    dev.report("api:reduce")     # an entry point: its own host work, reported
     out = _arg_device(dev, arr, mask, mode, fanin, check_nan=False)
     try:
         v, i = (float(x) for x in out.get())
