@@ -1,7 +1,8 @@
 """Comparing a device result with its reference, with a message that says where it is wrong.
 
 ``assert_close`` is elementwise: ``|actual - expected| <= atol + rtol * |expected|`` at every
-index. ``assert_rel_close`` is the bound that the float32 products state: the relative
+index. ``assert_within`` is elementwise against a bound per element (an operation's stated
+error bound, e.g. ``gamma(K) * (|A| @ |B|)``): ``|actual - expected| <= bound``. ``assert_rel_close`` is the bound that the float32 products state: the relative
 Frobenius error ``||actual - expected|| / ||expected|| <= tol``. Both refuse a shape that
 differs from the reference's, and both say, on failure, what was compared (``what``), the
 largest absolute error with its index, the actual and expected values there, and how many
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["assert_close", "assert_rel_close"]
+__all__ = ["assert_close", "assert_rel_close", "assert_within"]
 
 
 def _pair(actual, expected, what):
@@ -78,3 +79,22 @@ def assert_rel_close(actual, expected, *, tol: float, what=None) -> float:
         raise AssertionError(f"{_label(what)}relative error {err:.3g} > {tol:g}; "
                              + _where(a, e, 0.0, atol))
     return err
+
+
+def assert_within(actual, expected, bound, *, what=None) -> None:
+    """Elementwise ``|actual - expected| <= bound``, ``bound`` an array of the reference's
+    shape (or one that broadcasts to it): an operation's stated error bound per element. NaN
+    fails unless both are NaN. The message gives the element farthest outside its bound."""
+    a, e = _pair(actual, expected, what)
+    b = np.broadcast_to(np.asarray(bound, dtype=np.float64), e.shape)
+    err = np.abs(a - e)
+    with np.errstate(invalid="ignore"):
+        ok = (err <= b) | (np.isnan(a) & np.isnan(e)) | (np.isinf(a) & (a == e))
+    if ok.all():
+        return
+    excess = np.where(ok, -np.inf, np.where(np.isnan(err), np.inf, err - b))
+    i = np.unravel_index(int(np.argmax(excess)), e.shape)
+    raise AssertionError(
+        f"{_label(what)}{int((~ok).sum())} of {e.size} elements outside their bound; worst at "
+        f"{tuple(int(k) for k in i)}: actual {float(a[i])!r}, expected {float(e[i])!r}, error "
+        f"{float(err[i]):.3g} against a bound of {float(b[i]):.3g}")

@@ -3,7 +3,7 @@ shape mismatch and on NaN against a number, and passes at the bound."""
 import numpy as np
 import pytest
 
-from tests.reference import assert_close, assert_rel_close
+from tests.reference import assert_close, assert_rel_close, assert_within
 
 
 def test_assert_close_passes_at_the_bound():
@@ -57,3 +57,24 @@ def test_assert_rel_close_refuses_a_shape_mismatch():
 def test_assert_rel_close_nan_against_a_number_fails():
     with pytest.raises(AssertionError, match="NaN"):
         assert_rel_close(np.array([np.nan, 1.0]), np.array([1.0, 1.0]), tol=1.0)
+
+
+def test_assert_within_passes_at_each_elements_bound():
+    assert_within([1.0, 2.5, 3.0], [1.0, 2.0, 2.0], [0.0, 0.5, 1.0])
+
+
+def test_assert_within_names_the_worst_element():
+    with pytest.raises(AssertionError, match=r"2 of 3 elements outside their bound; worst at "
+                                              r"\(2,\).*bound of 0\.1"):
+        assert_within([1.1, 2.0, 5.0], [1.0, 2.0, 3.0], [0.05, 0.1, 0.1], what="cumsum")
+
+
+def test_assert_within_nan_against_a_number_fails_and_nan_against_nan_passes():
+    with pytest.raises(AssertionError, match="1 of 2"):
+        assert_within([np.nan, 1.0], [0.0, 1.0], 1.0)
+    assert_within([np.nan, np.inf], [np.nan, np.inf], 0.0)
+
+
+def test_assert_within_refuses_a_shape_mismatch():
+    with pytest.raises(AssertionError, match="shape"):
+        assert_within(np.zeros(3), np.zeros((3, 1)), 1.0)

@@ -29,7 +29,7 @@ from shadergpgpu.analysis.plans.sgemm import work
 from shadergpgpu.algorithms.svm import SVC
 from shadergpgpu.ops.rbf import rbf_matrix_host
 
-from tests.reference import assert_close
+from tests.reference import assert_close, assert_within
 
 U = 2.0 ** -24          # float32 unit roundoff
 TINY = 2.0 ** -126      # float32's smallest normal number
@@ -329,8 +329,7 @@ def test_sgemm_long_k_within_the_bound(dev):
     assert work("simple", 3, 5, K, device=dev)["split"] >= 2 or dev.loop_cap is None
     for variant, split in (("tile8x4", None), ("simple", None), ("tile8x4", 5)):
         C = sgemm(A, B, variant=variant, split=split, device=dev)
-        err = np.abs(C - C64)
-        assert (err <= bound).all(), (variant, split, (err / bound).max())
+        assert_within(C, C64, bound, what=(variant, split))
 
 
 def test_sgemm_overflow_is_inf_like_float32(dev):
@@ -362,7 +361,7 @@ def test_sgemm_extreme_values_within_the_bound(dev, a_scale, b_scale):
     C64 = A.astype(np.float64) @ B.astype(np.float64)
     C = sgemm(A, B, device=dev)
     assert np.isfinite(C).all()
-    assert (np.abs(C - C64) <= _sgemm_bound(A, B)).all()
+    assert_within(C, C64, _sgemm_bound(A, B))
 
 
 # ---- MLP -------------------------------------------------------------------------------------
@@ -393,7 +392,7 @@ def test_mlp_forward_within_its_bound(dev):
     W = _f32([rng.normal(0, 0.5, (2001, 30)), rng.normal(0, 8.0, (31, 3))])
     out = bp.device_forward(dev, W, X)
     acts, errs = _forward_bound(W, X)
-    assert (np.abs(out - acts[-1]) <= errs[-1]).all()
+    assert_within(out, acts[-1], errs[-1], what="saturating forward")
     assert (acts[-1] < 1e-6).any() or (acts[-1] > 1 - 1e-6).any()   # really saturating
 
 
@@ -420,8 +419,7 @@ def test_mlp_one_step_within_its_bound(dev, schedule):
         g = (N + 4) * U * (np.abs(a1).T @ np.abs(delta)) + \
             np.abs(a1).T @ ddelta + da1.T @ np.abs(delta)
         bound = U * np.abs(ref[k]) + lr * g
-        err = np.abs(weights[k] - ref[k])
-        assert (err <= bound).all(), (schedule, k, (err / bound).max())
+        assert_within(weights[k], ref[k], bound, what=(schedule, k))
         if k > 0:
             Wk = np.abs(W0[k][1:])
             t = delta @ W0[k][1:].T

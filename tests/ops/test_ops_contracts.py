@@ -31,7 +31,7 @@ from shadergpgpu.ops.reduce import ReductionKernel
 from shadergpgpu.ops.scan import cumsum
 from shadergpgpu.ops.sort import argsort, sort, sort_pairs
 
-from tests.reference import assert_close
+from tests.reference import assert_close, assert_within
 
 U = 2.0 ** -24
 TINY = 2.0 ** -126
@@ -254,7 +254,7 @@ def _check_cumsum(y, x, exclusive=False, what=""):
     b += n * 2.0 ** -52 * a              # the float64 reference's own rounding
     y = np.asarray(y, np.float64)
     fin = np.isfinite(y)
-    assert np.all(np.abs(y[fin] - s[fin]) <= b[fin]), what
+    assert_within(y[fin], s[fin], b[fin], what=what)
     return fin
 
 

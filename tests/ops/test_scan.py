@@ -9,6 +9,8 @@ import shadergpgpu as sg
 from shadergpgpu.analysis import plans
 from shadergpgpu.ops.scan import cumsum, scan_passes
 
+from tests.reference import assert_within
+
 HYP = settings(max_examples=40, deadline=None,
                suppress_health_check=[HealthCheck.function_scoped_fixture])
 U = 2.0 ** -24
@@ -48,7 +50,7 @@ def test_random_against_numpy(dev, small_dev, rows, cols, packed, order, axis, e
     ref = _ref(x, axis, exclusive)
     length = x.size if axis is None else x.shape[axis]
     assert y.shape == ref.shape
-    assert np.all(np.abs(y - ref) <= _bound(x, axis, length))
+    assert_within(y, ref, _bound(x, axis, length), what=(shape, axis, exclusive))
     X.release()
     Y.release()
 
@@ -71,11 +73,12 @@ def test_long_vector_within_bound_and_close_to_numpy():
     x = rng.random(20_000).astype(np.float32)
     y = cumsum(x)
     ref = np.cumsum(x.astype(np.float64))
-    assert np.all(np.abs(y - ref) <= _bound(x, None, x.size))
+    assert_within(y, ref, _bound(x, None, x.size), what="cumsum of 20,000")
     # numpy's own float32 cumsum is within its sequential bound of the same reference
     npy = np.cumsum(x)
-    assert np.all(np.abs(y - npy) <= _bound(x, None, x.size) +
-                  np.arange(1, x.size + 1) * U * np.cumsum(x.astype(np.float64)))
+    assert_within(y, npy, _bound(x, None, x.size) +
+                  np.arange(1, x.size + 1) * U * np.cumsum(x.astype(np.float64)),
+                  what="against numpy's float32 cumsum")
 
 
 @pytest.mark.parametrize("length", [1, 2, 3, 4, 5, 64, 65, 1000])
