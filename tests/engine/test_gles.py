@@ -128,7 +128,7 @@ def check_bounds(r: dict) -> None:
 def _child(env_extra: dict, code: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, **env_extra)
     env.pop("SHADERGPGPU_API", None)
-    env["PYTHONPATH"] = str(HERE.parent) + os.pathsep + str(HERE) + os.pathsep + \
+    env["PYTHONPATH"] = str(HERE.parents[1]) + os.pathsep + str(HERE) + os.pathsep + \
         env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=600)
