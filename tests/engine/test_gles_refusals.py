@@ -47,3 +47,26 @@ def test_a_device_index_in_the_backend_place_is_refused_by_name():
         sg.Device(0)
     with pytest.raises(TypeError, match=r"api must be 'gl', 'gles' or None, got 3"):
         sg.Device(api=3)
+
+
+def _features(**over):
+    f = {"es_version": (3, 0), "color_buffer_float": True, "float_blend": False,
+         "texture_buffer": False, "buffer_storage": False, "timer_query": False,
+         "highp_float": (127, 127, 23)}
+    f.update(over)
+    return f
+
+
+def test_an_es30_context_with_float_targets_and_highp_is_accepted():
+    gles.check_features(_features(), "a WebGL2-level GPU")          # no error
+
+
+@pytest.mark.parametrize("over, named", [
+    ({"highp_float": (15, 15, 10)}, r"highp float of float32 precision.*10 bits of precision, "
+                                    r"range 2\^15"),
+    ({"es_version": (2, 0)}, r"OpenGL ES 3\.0 \(this context is ES 2\.0\)"),
+    ({"color_buffer_float": False}, r"GL_EXT_color_buffer_float"),
+])
+def test_what_the_context_lacks_is_named(over, named):
+    with pytest.raises(sg.CapabilityError, match=r"'a phone GPU' lacks: " + named):
+        gles.check_features(_features(**over), "a phone GPU")
