@@ -12,6 +12,7 @@ from shadergpgpu.ops import reduce as R
 from shadergpgpu.ops.elementwise import ElementwiseKernel
 
 from tests.kernels_for_tests import ROW_SUMS
+from tests.reference import assert_close
 
 CONST = "void main() { OUT = vec4(a); }"
 
@@ -118,7 +119,7 @@ def test_prepared_pass_and_reduction_survive_program_eviction():
         out, p = _const_pass(d)
         rk = sg_reduction()
         x = d.array(np.arange(12.0).reshape(3, 4))
-        assert float(rk(x, 2.0).get()[0]) == pytest.approx(132.0)
+        assert_close(float(rk(x, 2.0).get()[0]), 132.0, rtol=1e-6, atol=1e-12)
         for i in range(6):
             Ki = sg.Kernel(source=f"void main() {{ OUT = vec4({i}.0); }}")
             with d.empty((2, 2)) as o:
@@ -126,7 +127,7 @@ def test_prepared_pass_and_reduction_survive_program_eviction():
                 np.testing.assert_array_equal(o.get(), float(i))
         p.run(a=3.0)
         np.testing.assert_array_equal(out.get(), 3.0)
-        assert float(rk(x, 3.0).get()[0]) == pytest.approx(198.0)
+        assert_close(float(rk(x, 3.0).get()[0]), 198.0, rtol=1e-6, atol=1e-12)
     finally:
         d.release()
 

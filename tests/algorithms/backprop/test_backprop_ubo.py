@@ -73,7 +73,7 @@ def _train(d, sizes, n, packed, steps=3, seed=None):
         kernels = _kernels(d)
         got.append(net.weights())
         loss0 = bp.numpy_step(W0, X, T, lr)[1]
-        assert net.loss() == pytest.approx(loss0, rel=1e-5)
+        assert_close(net.loss(), loss0, rtol=1e-5, atol=0)
         for _ in range(steps - 1):
             net.step()
             got.append(net.weights())

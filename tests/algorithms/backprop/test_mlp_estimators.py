@@ -126,7 +126,7 @@ def test_trainer_epoch_matches_float64(dev, solver, act, out, weighted):
         assert_close(got[m][1], ref_b[m], rtol=0, atol=2e-6 * scale)
     # the loss sums: data term plus the L2 term (as the estimator adds them; a weighted
     # batch's scale, its size over its weight sum, is in both sums already)
-    assert data + 0.5 * h["alpha"] * sq == pytest.approx(ref_loss, rel=1e-5)
+    assert_close(data + 0.5 * h["alpha"] * sq, ref_loss, rtol=1e-5, atol=0)
 
 
 def _trainer_epoch(dev, X, Y, sw, coefs, ints, order, B, act, out, solver, h, slices):
@@ -176,8 +176,8 @@ def test_trainer_sliced_loops_give_the_same_epoch(dev, solver):
                              rtol=0, atol=2e-6 * scale, what=f"S={S}")
             assert_close(got[m][0], ref_c[m], rtol=0, atol=2e-6 * scale)
             assert_close(got[m][1], ref_b[m], rtol=0, atol=2e-6 * scale)
-        assert loss == pytest.approx(base[1], rel=1e-6)
-        assert loss == pytest.approx(ref_loss, rel=1e-5)
+        assert_close(loss, base[1], rtol=1e-6, atol=0)
+        assert_close(loss, ref_loss, rtol=1e-5, atol=0)
 
 
 def test_trainer_chooses_slices_on_hardware(dev):
@@ -292,7 +292,8 @@ def test_solvers_schedules_and_stopping_follow_sklearn(dev, params):
         assert_close(ours.coefs_[0], ref.coefs_[0], rtol=1e-7, atol=1e-4)
     else:
         assert ours.validation_scores_ is None
-    assert ours._optimizer.learning_rate == pytest.approx(ref._optimizer.learning_rate)
+    assert_close(ours._optimizer.learning_rate, ref._optimizer.learning_rate,
+                 rtol=1e-6, atol=1e-12)
 
 
 def test_binary_multilabel_and_sample_weight(dev):
