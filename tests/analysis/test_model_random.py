@@ -59,3 +59,14 @@ def test_distribution_and_bound():
     assert MR._quantile([1.0, 2.0, 3.0], 0.5) == 2.0
     assert MR._quantile([1.0, 3.0], 0.25) == pytest.approx(1.5)
     assert math.isclose(MR.BOUND["p80_abs_log"], math.log(2.0))
+
+
+def test_the_calibration_cases_fit_the_arg_reductions_index_range():
+    """Every arg-reduction calibration case (software and GPU sizes) stays below the 2**24
+    elements whose indices float32 carries exactly: a case beyond would be refused at run
+    time and leave argmax uncalibrated on that device."""
+    from shadergpgpu.analysis.reports.calibrate_cases import calibration_cases
+    for software in (True, False):
+        for c in calibration_cases(software):
+            if c.algo == "reduce" and c.params.get("op") in ("argmax", "argmin"):
+                assert c.params["rows"] * c.params["cols"] < 2 ** 24, c
