@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-import contextlib
 import os
 import threading
 import time
@@ -721,7 +720,6 @@ class Device(Observable, Tunable):
         (``split.combine``, normally "add"); the pass's blend then applies once. When the two
         differ (e.g. ``blend="min"`` on a summing loop) the slices go into temporaries that are
         blended into the outputs in one pass each."""
-        nb, ne = f"{split.name}_begin", f"{split.name}_end"
         if mode is None or mode == split.combine or len(cuts) == 1:
             with self._holding(c):
                 return self._slices(c, fbo, arrs, viewport, mode, frags, rebind, cuts, split)
@@ -891,7 +889,7 @@ class Device(Observable, Tunable):
             return
         self._release_compiled(c)
 
-    @contextlib.contextmanager
+    @contextmanager
     def _holding(self, c: Compiled):
         """Keep ``c`` alive while a draw made of several passes uses it: an emulated
         accumulation or a split loop runs other kernels between its draws, which may push
